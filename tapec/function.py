@@ -23,10 +23,11 @@ Variables are read at every call.
 """
 from __future__ import annotations
 
+import builtins
 import functools
 import inspect
-import weakref
 import keyword
+import weakref
 import re
 
 import numpy as np
@@ -117,10 +118,14 @@ def _value_of(a):
     return np.asarray(a)
 
 
+# Names the generated code reads as globals or builtins; a parameter must not shadow them.
+_GENERATED_GLOBALS = frozenset(dir(builtins)) | {"np", "math", "numexpr"}
+
+
 def _identifier(name: str, fallback: str) -> str:
     """A Python identifier made from a user-given name (never the raw name itself)."""
     cleaned = re.sub(r"\W", "_", str(name)).strip("_") or fallback
-    if cleaned[0].isdigit() or keyword.iskeyword(cleaned) or cleaned in ("np", "math"):
+    if cleaned[0].isdigit() or keyword.iskeyword(cleaned) or cleaned in _GENERATED_GLOBALS:
         cleaned = f"{fallback}_{cleaned}"
     return cleaned
 

@@ -45,6 +45,11 @@ MAX_RANK = 4
 OFFSETS = (0.25, -0.5, 0.75, -0.125)  # maximum(a, b + c): c is never 0
 SCALES = (2.0, -0.5, 1.5, -3.0)
 
+# Parameter names; the later ones are also names tapec gives its own generated arguments
+# (x0 a leaf, seed0 an output gradient, tanh0 a forward value) and temporaries (t0).
+INPUT_NAMES = (("x", "y", "z"), ("x0", "x1", "x2"), ("x1", "x0", "seed0"),
+               ("tanh0", "multiply0", "grad_fn0"), ("t0", "t1", "t2"), ("t1", "t0_shift", "t2"))
+
 _ids = count()
 
 
@@ -195,13 +200,12 @@ def binary(code, bound, kink=None):
     return build
 
 
-def reduction(fn, bound, kink=None, allow_tuple=True):
+def reduction(fn, bound, kink=None):
+    """`bound(b, n)`: the result's bound from the input's and the reduced count (None: the
+    op does not apply); `kink(axes)` builds the kink."""
     def build(draw, values, a):
         v = values[a]
         axis, axes = _axis_spec(draw, len(v.shape))
-        if isinstance(axis, tuple) and not allow_tuple:
-            axis = axes[0]
-            axes = (axis,)
         keepdims = draw(st.booleans(), label="keepdims")
         n = _size([v.shape[i] for i in axes])
         b = bound(v.bound, n)
@@ -621,9 +625,12 @@ def _fits(step):
 
 @dataclass(frozen=True)
 class Program:
-    """Input shapes and steps; `source` is the code that runs."""
+    """Input shapes and steps; `source` is the code that runs. `input_names` are the
+    parameter names (names like x0 or t0 are also what tapec calls its own generated
+    arguments and temporaries: a compiled function must keep them apart)."""
     input_shapes: tuple
     steps: tuple
+    input_names: tuple = ("x", "y", "z")
 
     @property
     def n_inputs(self):
@@ -631,7 +638,7 @@ class Program:
 
     @property
     def names(self):
-        return list("xyz"[:self.n_inputs]) + \
+        return list(self.input_names[:self.n_inputs]) + \
             [f"v{i}" for i in range(len(self.steps))]
 
     @property
@@ -661,8 +668,8 @@ class Program:
         ops, shapes and wiring, different constants. None when no step has one."""
         if not any(step.alt for step in self.steps):
             return None
-        return Program(self.input_shapes, tuple(replace(step, code=step.alt) if step.alt
-                                                else step for step in self.steps))
+        return replace(self, steps=tuple(replace(step, code=step.alt) if step.alt else step
+                                         for step in self.steps))
 
     def _used(self):
         used = [False] * (self.n_inputs + len(self.steps))
@@ -730,6 +737,7 @@ class Program:
 
 @st.composite
 def programs(draw, min_steps=3, max_steps=12, max_inputs=3):
+    """Programs of `min_steps`..`max_steps` steps over 1..`max_inputs` float64 inputs."""
     n_inputs = draw(st.integers(1, max_inputs), label="inputs")
     shapes = draw(hnp.mutually_broadcastable_shapes(
         num_shapes=n_inputs, min_dims=0, max_dims=3, min_side=1, max_side=3),
@@ -738,7 +746,11 @@ def programs(draw, min_steps=3, max_steps=12, max_inputs=3):
     steps = []
     kinds = list(DRAWERS)
     for _ in range(draw(st.integers(min_steps, max_steps), label="steps")):
-        a = _recent(draw, list(range(len(values))), "argument")
+        # half the steps continue from the latest value (long live chains), the others
+        # start from any earlier one (fan-out, unused values)
+        a = len(values) - 1
+        if draw(st.booleans(), label="branch"):
+            a = _recent(draw, list(range(len(values))), "argument")
         kind = draw(st.sampled_from(kinds), label="op")
         step = DRAWERS[kind](draw, values, a)
         if step is None or not _fits(step):
@@ -754,4 +766,5 @@ def programs(draw, min_steps=3, max_steps=12, max_inputs=3):
             step = replace(step, kind=kind)
         steps.append(step)
         values.append(Value(step.shape, step.bound))
-    return Program(tuple(tuple(s) for s in shapes), tuple(steps))
+    names = draw(st.sampled_from(INPUT_NAMES), label="input names")
+    return Program(tuple(tuple(s) for s in shapes), tuple(steps), names)

@@ -23,6 +23,9 @@ is the long run, with random programs (docs/fuzzing.md).
 import importlib.util
 import math
 import os
+import subprocess
+import sys
+import tempfile
 from contextlib import contextmanager
 from itertools import count
 
@@ -33,6 +36,7 @@ from hypothesis import strategies as st
 
 import tapec as tf
 from fuzz_programs import programs
+from tapec.export import latex
 
 LONG_RUN = "TAPEC_FUZZ_EXAMPLES" in os.environ
 FUZZ = settings(max_examples=int(os.environ.get("TAPEC_FUZZ_EXAMPLES", "25")), deadline=None,
@@ -253,22 +257,42 @@ def test_second_derivatives_match_finite_differences(program, seed):
                          f"Hessian-vector product, {program.names[k]}")
 
 
-def import_file(path):
-    spec = importlib.util.spec_from_file_location(f"fuzz_export_{next(_modules)}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+@contextmanager
+def formulas_unsimplified():
+    """Exports here skip the SymPy simplification of the docstring's formulas.
+
+    It may spend up to `latex.SIMPLIFY_SECONDS` per export on text these checks do not
+    read. `_bounded` answering None at once is its documented "took too long" outcome:
+    the formulas are printed unsimplified; the code is the same.
+    """
+    original = getattr(latex, "_bounded", None)
+    if original is None:                        # renamed: export as it is
+        yield
+        return
+    latex._bounded = lambda fn, arg, seconds: None
+    try:
+        yield
+    finally:
+        latex._bounded = original
+
+
+def exported(fn, arrays, **options):
+    """tf.export(fn, arrays) written to a temporary file and imported with importlib."""
+    with tempfile.TemporaryDirectory() as folder, formulas_unsimplified():
+        path = os.path.join(folder, "fuzz_export.py")
+        tf.export(fn, arrays, path, **options)
+        spec = importlib.util.spec_from_file_location(f"fuzz_export_{next(_modules)}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
     return module
 
 
 @FUZZ
 @given(program=programs(), seed=SEEDS)
-def test_export_matches_tapec(program, seed, tmp_path_factory):
+def test_export_matches_tapec(program, seed):
     arrays = program.inputs(seed)
     with reported("(e) exported module vs tapec", program, arrays):
-        argnums = tuple(range(program.n_inputs))
-        path = tmp_path_factory.mktemp("export") / "fuzz_export.py"
-        tf.export(program.f, arrays, str(path), argnums=argnums)
-        module = import_file(path)
+        module = exported(program.f, arrays, argnums=tuple(range(program.n_inputs)))
         value, grads = tape_gradients(program, arrays)
         exported_value, exported_grads = module.value_and_grad_f(*arrays)
         assert_close(module.f(*arrays), value, 1e-12, 0.0, "f")
@@ -282,15 +306,12 @@ def test_export_matches_tapec(program, seed, tmp_path_factory):
 
 @FUZZ
 @given(program=programs(), seed=SEEDS)
-def test_exported_jacobian_and_hessian_match_tapec(program, seed, tmp_path_factory):
+def test_exported_jacobian_and_hessian_match_tapec(program, seed):
     arrays = program.inputs(seed)
     with reported("(e) exported jacobian / hessian vs tapec", program, arrays):
         argnums = tuple(range(program.n_inputs))
-        folder = tmp_path_factory.mktemp("export")
-        tf.export(program.program, arrays, str(folder / "jac.py"), argnums=argnums,
-                  jacobian=True)
-        tf.export(program.f, arrays, str(folder / "hess.py"), argnums=argnums, hessian=True)
-        jac_module, hess_module = import_file(folder / "jac.py"), import_file(folder / "hess.py")
+        jac_module = exported(program.program, arrays, argnums=argnums, jacobian=True)
+        hess_module = exported(program.f, arrays, argnums=argnums, hessian=True)
         xs = [tf.constant(a) for a in arrays]
         with tf.GradientTape() as tape:
             tape.watch(xs)
@@ -335,3 +356,56 @@ def test_function_parameter_named_like_a_generated_argument():
         return x0 * np.array([2.0])
 
     assert tf.function(program)(np.array([0.5])).numpy().tolist() == [1.0]
+
+
+def test_parameter_named_like_a_generated_temporary():
+    def program(t0):
+        a = t0 * 2.0
+        return a * t0
+
+    assert float(tf.function(program)(np.array(3.0))) == 18.0
+    assert float(tf.grad(program)(np.array(3.0))) == 12.0
+    value, grad = tf.value_and_grad(program)(np.array(3.0))
+    assert (float(value), float(grad)) == (18.0, 12.0)
+
+
+def test_parameters_named_like_builtins_and_template_helpers():
+    # `float` is what the scalar fast path converts with; `t0_shift` is the helper name
+    # the logsumexp template derives from a temporary t0
+    def program(float, t0_shift):
+        return tf.reduce_logsumexp(float * t0_shift)
+
+    x, v = np.array(3.0), np.array([1.0, 2.0])
+    weights = np.exp(x * v) / np.sum(np.exp(x * v))
+    np.testing.assert_allclose(float(tf.function(program)(x, v)),
+                               np.log(np.sum(np.exp(x * v))), rtol=1e-15)
+    dx, dv = tf.grad(program, argnums=(0, 1))(x, v)
+    np.testing.assert_allclose(float(dx), np.sum(weights * v), rtol=1e-14)
+    np.testing.assert_allclose(dv.numpy(), weights * x, rtol=1e-14)
+
+
+LINGERING_SIMPLIFICATION = r"""
+import os, tempfile, threading, time
+import numpy as np
+import tapec as tf
+
+
+def f(x):
+    t = tf.tanh(x + 0.75)
+    return tf.pow(1.0 + t * t, tf.tanh(t))
+
+
+tf.export(f, (np.array(1.0),), os.path.join(tempfile.mkdtemp(), "m.py"))
+
+print(sum(t.name == "tapec-latex-simplify" for t in threading.enumerate()))
+"""
+
+
+def test_export_leaves_no_simplification_running(simplify_mode):
+    if simplify_mode == "off":
+        pytest.skip("export ignores the simplify mode: once is enough")
+    # in a child process: a lingering thread would slow down this one
+    done = subprocess.run([sys.executable, "-c", LINGERING_SIMPLIFICATION],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[-1] == "0", "a simplification thread is still running"

@@ -662,3 +662,17 @@ def test_scalar_formulas_round_trip_through_sympy(fn, derivative):
     parsed = parse_latex_or_skip(latex(tape, y, x)).subs(sympy.Symbol("e"), sympy.E)
     expected = derivative(sympy.Symbol("x"), sympy)
     assert sympy.simplify(parsed - expected) == 0, (parsed, expected)
+
+
+def test_an_overrunning_simplification_is_stopped():
+    # the worker is interrupted at its budget: nothing keeps running after the call
+    from tapec.export import latex as latex_module
+    import threading
+
+    def forever(_):
+        while True:
+            pass
+
+    assert latex_module._bounded(forever, None, 0.2) is None
+    assert not any(t.name == "tapec-latex-simplify" for t in threading.enumerate())
+    assert latex_module._bounded(lambda x: x + 1, 1, 5.0) == 2

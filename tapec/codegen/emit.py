@@ -53,6 +53,16 @@ def _arg_names(fed, given) -> dict:
     return names
 
 
+def _temporaries(params: set):
+    """t0, t1, ... skipping any name a parameter has, and any name a parameter extends
+    with `_` (multi-line templates name helpers `<temporary>_shift`): a user's parameter
+    named `t0` must never be overwritten."""
+    for number in itertools.count():
+        name = f"t{number}"
+        if name not in params and not any(p.startswith(name + "_") for p in params):
+            yield name
+
+
 def emit(outputs, feeds: dict, fn_name: str = "gradient", title: str = "",
          arg_names: dict | None = None):
     """NumPy source of a function computing `outputs` from the fed nodes.
@@ -77,7 +87,7 @@ def emit(outputs, feeds: dict, fn_name: str = "gradient", title: str = "",
             names[n] = names[first_of_key[feeds[n]]]
     fed_names = dict(names)
     body = []
-    temp = itertools.count()
+    temp = _temporaries(set(fed_names.values()))
     for n in order:
         if n in names:
             continue
@@ -88,7 +98,7 @@ def emit(outputs, feeds: dict, fn_name: str = "gradient", title: str = "",
             raise CodegenError("the gradient needs a value the tape does not hold "
                                f"({n!r}); this is a bug in tapec")
         args = [names[i] for i in n.inputs]
-        name = f"t{next(temp)}"
+        name = next(temp)
         if n.op.numpy_lines is not None:
             body.extend(n.op.numpy_lines(name, args, n))
         elif n.op.numpy is not None:

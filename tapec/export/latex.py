@@ -480,21 +480,48 @@ def _scalar_graph(roots) -> bool:
     return True
 
 
+class _OutOfTime(BaseException):
+    """Raised inside an overrunning simplification to stop it. A BaseException, so the
+    `except Exception` clauses inside SymPy do not swallow it."""
+
+
 def _bounded(fn, arg, seconds):
-    """fn(arg), or None if it raises or takes longer than `seconds` (a thread cannot be
-    stopped, so an overrun finishes in the background and its result is dropped)."""
+    """fn(arg), or None if it raises or takes longer than `seconds`.
+
+    It runs in a worker thread; on overrun the worker is stopped by raising `_OutOfTime`
+    in it (CPython's `PyThreadState_SetAsyncExc`, delivered at its next bytecode), so no
+    simplification keeps running, holding the GIL, after export returned."""
     result = []
 
     def run():
         try:
             result.append(fn(arg))
+        except _OutOfTime:
+            pass
         except Exception:          # noqa: BLE001  (any failure means: keep the original)
             pass
 
     worker = threading.Thread(target=run, daemon=True, name="tapec-latex-simplify")
     worker.start()
     worker.join(seconds)
+    if worker.is_alive():
+        _interrupt(worker)
+        worker.join(_STOP_SECONDS)
     return result[0] if result else None
+
+
+_STOP_SECONDS = 5.0    # how long to wait for a stopped worker to unwind
+
+
+def _interrupt(worker):
+    """Raise `_OutOfTime` in `worker` (a no-op where the C-API is not CPython's)."""
+    try:
+        import ctypes
+        set_async_exc = ctypes.pythonapi.PyThreadState_SetAsyncExc
+    except (ImportError, AttributeError):
+        return
+    set_async_exc.argtypes = (ctypes.c_ulong, ctypes.py_object)
+    set_async_exc(worker.ident, _OutOfTime)
 
 
 class _ScalarPrinter:
