@@ -226,6 +226,33 @@ def test_broadcasting_of_mixed_shapes():
     assert_close(got, expected, 1e-12)
 
 
+def _instruction_shapes(node):
+    """The broadcast shape of every instruction of a fused node's program."""
+    shapes = []
+    for _, operands, _ in node.attrs["code"]:
+        shapes.append(np.broadcast_shapes(*(
+            node.inputs[o[1]].shape if o[0] == "in" else shapes[o[1]] if o[0] == "v" else ()
+            for o in operands)))
+    return shapes
+
+
+@pytest.mark.parametrize("fn", [
+    lambda y, s, q, X: y * X * s / q,              # the logistic Hessian's weights
+    lambda y, s, q, X: (X * y + s * q * X) * s,    # factored: X * (s * (y + s * q))
+    lambda y, s, q, X: -(y * tf.exp(s) * X) / (1.0 + q * q),
+    lambda y, s, q, X: y * s + X + q * s,          # the two small terms are added first
+])
+def test_small_factors_combine_before_meeting_a_large_operand(fn):
+    specs = [((300,), np.float64)] * 3 + [((40, 300), np.float64)]
+    plain, fused, source, new, feeds = pair(fn, *specs)
+    (node,) = fused_nodes(new, feeds)
+    assert not node.attrs["exact"], source
+    on_large = [shape for shape in _instruction_shapes(node) if shape == (40, 300)]
+    assert len(on_large) == 1, source     # one op broadcasts onto X; the rest is on (300,)
+    args = random_args(specs)
+    assert_close(fused(*args), plain(*args), 1e-12)
+
+
 def test_result_is_broadcast_to_the_node_shape():
     # A hand-made fused node whose program reads only a (3,) input but is (2, 3).
     outputs, feeds, builder = build(lambda a: a, ((3,), np.float64))

@@ -34,7 +34,8 @@ Two forms of each group
   replaces the exact form only when `accept` allows it. Otherwise the exact form
   is used: a rejected simplification still fuses.
 
-Cost model (what one instruction of the printed program costs):
+Cost model (what one instruction of the printed program costs, per element it
+computes: an op on a broadcast (d, n) operand costs d times one on an (n,) vector):
 
     add, subtract, multiply, negate                           1
     divide                                                    4
@@ -45,6 +46,10 @@ Cost model (what one instruction of the printed program costs):
     abs, sign, relu, maximum, minimum, square, pow(x, 2)      1
     sqrt, pow(x, 0.5), pow(x, -1)                             4
     every other function (exp, log, tanh, sin, erf, pow...)   20
+
+Lowering orders the operands of every sum and product smallest shape first, and
+divides (and negates) the small factors of a product before they meet its largest
+operand: `(y * s / q) * X`, one op on X's shape, not `y * X * s / q`, three.
 
 `accept` refuses a candidate unless (1) it costs strictly less than the exact form,
 (2) it uses exactly the same inputs (dropping one would change how inf and nan
@@ -94,6 +99,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 import re
 import time
 
@@ -265,11 +271,27 @@ def _compact(code, result):
     return tuple(kept), result
 
 
-def program_cost(program) -> int:
-    """The cost-model weight of a program: each instruction counted once."""
+def program_cost(program, shapes=None) -> int:
+    """The cost-model weight of a program: each instruction's weight times the number of
+    elements it computes (its operands' broadcast size, given the input `shapes`; 1 for
+    every instruction when `shapes` is None)."""
     code, _ = program
-    return sum(info[3] if opcode == "call" else WEIGHTS[opcode]
-               for opcode, _, info in code)
+    sizes = _instruction_sizes(code, shapes) if shapes is not None else [1] * len(code)
+    return sum((info[3] if opcode == "call" else WEIGHTS[opcode]) * size
+               for (opcode, _, info), size in zip(code, sizes))
+
+
+def _instruction_sizes(code, shapes) -> list:
+    """Elements each instruction computes, from the shapes of the program's inputs (an
+    input past the end of `shapes` counts as 0-d)."""
+    def shape(o):
+        if o[0] == "in":
+            return shapes[o[1]] if o[1] < len(shapes) else ()
+        return result_shapes[o[1]] if o[0] == "v" else ()
+    result_shapes = []
+    for _, operands, _ in code:
+        result_shapes.append(np.broadcast_shapes(*map(shape, operands)))
+    return [math.prod(shape) for shape in result_shapes]
 
 
 def _call_weight(name, literal_args=()) -> int:
@@ -483,6 +505,7 @@ class _Group:
     def __init__(self, inputs, dtype=np.float64):
         sp = sympy_rules.sympy()
         self.symbols = [sp.Symbol(f"a{k}") for k in range(len(inputs))]
+        self.shapes = [tuple(i.shape) for i in inputs]
         self.dtype = np.dtype(dtype)
         self.texts = {}          # literal value -> its text in the exact form ("0.1")
         self.functions = {}      # SymPy function name -> call info
@@ -532,15 +555,15 @@ def _simplify_group(root, nodes, inputs, feeds, exact_program, deadline):
         elif n.op.name == "pow" and args[1] == -1:
             group.divisors |= _divisor_bases(args[0])
         expr[n] = e
-    original = _Profile(cost=program_cost(exact_program),
+    original = _Profile(cost=program_cost(exact_program, group.shapes),
                         symbols=frozenset(group.symbols[k] for k in _used_inputs(exact_program)),
                         applications=frozenset(group.applications),
                         divisors=frozenset(group.divisors))
     best = None
     for candidate in _candidates(expr[root], deadline):
         lowered = _acceptable(original, candidate, group)
-        if lowered is not None and (best is None or program_cost(lowered) <
-                                    program_cost(best[0])):
+        if lowered is not None and (best is None or program_cost(lowered, group.shapes) <
+                                    program_cost(best[0], group.shapes)):
             best = (lowered, candidate)
     if best is None:
         return None
@@ -694,7 +717,7 @@ def _acceptable(original, candidate, group):
         program = _lower_cse([candidate], group)
     except _Unsupported:
         return None
-    if program_cost(program) >= original.cost:
+    if program_cost(program, group.shapes) >= original.cost:
         return None                  # never costlier, and equal cost keeps the exact form
     return program
 
@@ -709,7 +732,7 @@ def accept(original, candidate) -> bool:
     group = _Group([])
     program = _lower_cse([original], group)
     sp = sympy_rules.sympy()
-    profile = _Profile(cost=program_cost(program), symbols=frozenset(original.free_symbols),
+    profile = _Profile(cost=program_cost(program, group.shapes), symbols=frozenset(original.free_symbols),
                        applications=frozenset(original.atoms(sp.Function)),
                        divisors=frozenset(_divisors_of(original)))
     return _acceptable(profile, candidate, group) is not None
@@ -744,6 +767,30 @@ class _Lowering:
 
     def __init__(self, code, symbols, group, env):
         self.code, self.symbols, self.group, self.env = code, symbols, group, env
+        self._shapes = {}            # instruction index -> broadcast shape of its result
+
+    def shape(self, operand) -> tuple:
+        """The broadcast shape an operand has (inputs of unknown shape count as 0-d)."""
+        kind, ref = operand
+        if kind == "in":
+            return self.group.shapes[ref] if ref < len(self.group.shapes) else ()
+        if kind == "lit":
+            return ()
+        shape = self._shapes.get(ref)
+        if shape is None:
+            _, operands, _ = self.code.instructions[ref]
+            shape = np.broadcast_shapes(*(self.shape(o) for o in operands))
+            self._shapes[ref] = shape
+        return shape
+
+    def size(self, operand) -> int:
+        return math.prod(self.shape(operand))
+
+    def by_size(self, operands) -> list:
+        """Operands, smallest first (stable): sums and products of the small ones are
+        formed before they meet a large one, so each broadcasting op runs once on the
+        large shape: `(y * s / q) * X`, not `y * X * s / q` on X's shape at every step."""
+        return sorted(operands, key=self.size)
 
     def __call__(self, e):
         if e in self.env:
@@ -795,20 +842,18 @@ class _Lowering:
         raise _Unsupported(n)
 
     def add(self, e):
-        terms = list(e.args)
-        negative = [t.could_extract_minus_sign() for t in terms]
-        if all(negative):
-            acc = self.code.emit("neg", (self(-terms[0]),))
+        # (operand, subtracted) per term, smallest shape first
+        terms = sorted([(self(-t), True) if t.could_extract_minus_sign() else (self(t), False)
+                        for t in e.args], key=lambda term: self.size(term[0]))
+        if all(negative for _, negative in terms):
+            acc = self.code.emit("neg", (terms[0][0],))
             rest = terms[1:]
         else:
-            first = negative.index(False)
-            acc = self(terms[first])
+            first = [negative for _, negative in terms].index(False)
+            acc = terms[first][0]
             rest = terms[:first] + terms[first + 1:]
-        for t in rest:
-            if t.could_extract_minus_sign():
-                acc = self.code.emit("sub", (acc, self(-t)))
-            else:
-                acc = self.code.emit("add", (acc, self(t)))
+        for operand, negative in rest:
+            acc = self.code.emit("sub" if negative else "add", (acc, operand))
         return acc
 
     def mul(self, e):
@@ -834,9 +879,23 @@ class _Lowering:
                 numerator.insert(0, self.literal(sign * p))
                 negative = False
             denominator.insert(0, self.literal(q))
-        result = self.product(numerator) if numerator else ("lit", "1")
-        if denominator:
-            result = self.code.emit("div", (result, self.product(denominator)))
+        numerator, denominator = self.by_size(numerator), self.by_size(denominator)
+        largest = max(map(self.size, numerator + denominator), default=1)
+        small = [f for f in numerator if self.size(f) < largest]
+        if small and len(small) < len(numerator) and \
+                all(self.size(f) < largest for f in denominator):
+            # divide and negate the small factors, then broadcast: (-a * b / c) * X, not
+            # -(a * b * X / c), which would run the division and negation on X's shape
+            result = self.product(small)
+            if denominator:
+                result = self.code.emit("div", (result, self.product(denominator)))
+            if negative:
+                result = self.code.emit("neg", (result,))
+            return self.product([result] + numerator[len(small):])
+        else:
+            result = self.product(numerator) if numerator else ("lit", "1")
+            if denominator:
+                result = self.code.emit("div", (result, self.product(denominator)))
         if negative:
             result = self.code.emit("neg", (result,))
         return result
