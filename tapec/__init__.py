@@ -23,7 +23,7 @@ from .ops.nn import *  # noqa: E402,F401,F403
 from .ops.reduce import *  # noqa: E402,F401,F403
 from .ops.shape import *  # noqa: E402,F401,F403
 from . import linalg, math, nn  # noqa: E402  (TensorFlow-style namespaces)
-from .config import set_simplify, simplify_mode  # noqa: E402
+from .config import num_threads, set_num_threads, set_simplify, simplify_mode  # noqa: E402
 from .function import (Function, function, grad, hessian, jacobian,  # noqa: E402
                        record, value_and_grad)
 from .tape import GradientTape, UnconnectedGradients  # noqa: E402

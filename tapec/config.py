@@ -1,14 +1,17 @@
-"""Process-wide settings: how much the simplifier does.
+"""Process-wide settings: how much the simplifier does, how many threads compiled code uses.
 
     tapec.set_simplify("off" | "fast" | "full")     # default "full"
     with tapec.simplify_mode("off"): ...            # for one block
+    tapec.set_num_threads(1)                        # default: $TAPEC_NUM_THREADS or all cores
 
 The mode is part of every compile-cache key, so changing it never reuses code compiled
-under another mode.
+under another mode. The thread count is read at every call of compiled code (it only
+decides how a large fused kernel's blocks are shared out), so it is not in the key.
 """
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 
 MODES = ("off", "fast", "full")
@@ -38,3 +41,37 @@ def simplify_mode(mode: str):
         yield
     finally:
         set_simplify(previous)
+
+
+def _default_threads() -> int:
+    text = os.environ.get("TAPEC_NUM_THREADS", "")
+    if text.strip():
+        try:
+            value = int(text)
+        except ValueError:
+            raise ValueError(f"TAPEC_NUM_THREADS must be a positive integer, got {text!r}") \
+                from None
+        if value < 1:
+            raise ValueError(f"TAPEC_NUM_THREADS must be a positive integer, got {text!r}")
+        return value
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
+        (os.cpu_count() or 1)
+
+
+_threads = None     # resolved on first use, so a bad environment variable fails there
+
+
+def num_threads() -> int:
+    """Threads a large fused elementwise kernel is evaluated on (docs/simplifier.md)."""
+    global _threads
+    if _threads is None:
+        _threads = _default_threads()
+    return _threads
+
+
+def set_num_threads(n: int):
+    """Use `n` threads (1: the calling thread only) for large fused kernels."""
+    global _threads
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"set_num_threads: n must be a positive int, got {n!r}")
+    _threads = n

@@ -119,7 +119,7 @@ def _value_of(a):
 
 
 # Names the generated code reads as globals or builtins; a parameter must not shadow them.
-_GENERATED_GLOBALS = frozenset(dir(builtins)) | {"np", "math", "numexpr"}
+_GENERATED_GLOBALS = frozenset(dir(builtins)) | {"np", "math", "numexpr", "tapec_blocked"}
 
 
 def _identifier(name: str, fallback: str) -> str:

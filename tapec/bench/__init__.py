@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="other systems to compare, comma-separated, from "
                              f"{','.join(SYSTEM_KEYS)}; 'none' for tapec and NumPy only")
     parser.add_argument("--threads", type=int, default=None, metavar="N",
-                        help="limit every system's thread pools (BLAS, OpenMP, PyTorch, "
+                        help="limit every system's thread pools (BLAS, OpenMP, tapec, PyTorch, "
                              "TensorFlow, XLA) to N; default: the libraries' own (all "
                              "cores); 1 is steadier on a busy machine")
     parser.add_argument("--no-plot", action="store_true", help="do not write the PNG")

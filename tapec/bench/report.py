@@ -156,10 +156,12 @@ def markdown(results: Results, descriptions: dict) -> str:
          "measured alongside tapec). Each system, tapec included, runs in a process of "
          "its own, so no framework's thread pools run beside another's."),
         ("- **Threads:** " + (f"{s['threads']} per system (OMP/OPENBLAS/MKL_NUM_THREADS, "
-                              "`torch.set_num_threads`, TensorFlow intra/inter-op, XLA)"
+                              "`TAPEC_NUM_THREADS`, `torch.set_num_threads`, TensorFlow "
+                              "intra/inter-op, XLA)"
                               if s.get("threads") else
-                              "the libraries' defaults (all cores); PyTorch "
-                              "`set_num_threads(nproc)`") + "."),
+                              "the libraries' defaults (all cores; tapec evaluates large "
+                              "fused elementwise kernels in blocks on `tapec.num_threads()` "
+                              "threads); PyTorch `set_num_threads(nproc)`") + "."),
         ("- **Checks:** every result, tapec's and each other system's, is compared with "
          "the NumPy reference (rtol 1e-6 for float64, 1e-4 for float32, absolute "
          "tolerance rtol × max |reference|); ✗ marks a result that differs, `error` a "

@@ -179,7 +179,7 @@ def _thread_limits(threads: int, xla_flags: str) -> dict:
     n = str(threads)
     env = {name: n for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
                                 "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
-                                "TAPEC_BENCH_THREADS")}
+                                "TAPEC_NUM_THREADS", "TAPEC_BENCH_THREADS")}
     if threads == 1:
         env["XLA_FLAGS"] = (xla_flags + " --xla_cpu_multi_thread_eigen=false "
                             "intra_op_parallelism_threads=1").strip()

@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from .. import __version__
-from . import scalar
+from . import blocks, scalar
 from ..ir import topological_order
 from ..ops.shape import CONSTANT, PLACEHOLDER
 
@@ -139,10 +139,13 @@ _serial = itertools.count()
 
 def compile_function(source: str, fn_name: str):
     """Compile generated source; its globals are NumPy, the standard `math` and, where the
-    source uses it, numexpr: all bound by tapec, never taken from user code."""
+    source uses them, numexpr and `tapec_blocked` (blocks.py): all bound by tapec, never
+    taken from user code."""
     filename = f"<tapec-generated-{next(_serial)}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     namespace = {"np": np, "math": math, "__name__": "tapec_generated"}
+    if "tapec_blocked(" in source:
+        namespace["tapec_blocked"] = blocks.tapec_blocked
     if "numexpr." in source:
         import numexpr
         namespace["numexpr"] = numexpr

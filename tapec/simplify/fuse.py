@@ -105,6 +105,7 @@ import time
 
 import numpy as np
 
+from ..codegen import blocks
 from ..codegen.literals import python_literal
 from ..ir import topological_order
 from ..ops import sympy_rules
@@ -159,8 +160,27 @@ def _numpy_lines(out, args, node):
     if _use_numexpr(program, node.shape, node.dtype):
         lines = _print_numexpr(program, args, out, node.dtype)
     if lines is None:
+        lines = _blocked_lines(program, args, out, shapes, node)
+    if lines is None:
         lines = _print(program, _NumpyStyle(args), out)
     return _finish(lines, program, out, shapes, node.shape, node.dtype)
+
+
+def _blocked_lines(program, args, out, shapes, node):
+    """A nested kernel evaluated block by block (codegen/blocks.py), or None when the
+    node is too small or nothing to slice spans its first axis."""
+    used = sorted(_used_inputs(program))
+    sliced = blocks.eligible(node.shape, [shapes[k] for k in used])
+    if sliced is None or len(program[0]) < 2:
+        return None
+    params = [f"a{k}" for k in range(len(args))]
+    kernel = _print(program, _NumpyStyle(params), "r")
+    operands = ", ".join(args[k] for k in used) + ("," if len(used) == 1 else "")
+    return [f"def {out}_kernel({', '.join(params[k] for k in used)}):",
+            *(f"    {line}" for line in kernel),
+            "    return r",
+            f"{out} = tapec_blocked({out}_kernel, ({operands}), {sliced}, "
+            f"{tuple(node.shape)}, np.{np.dtype(node.dtype).name})"]
 
 
 FUSED = declare(Op(

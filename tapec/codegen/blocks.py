@@ -1,0 +1,89 @@
+"""Blocked, multi-threaded evaluation of large fused elementwise kernels.
+
+A fused kernel written as whole-array NumPy statements makes one pass over memory per
+operation, each through arrays larger than the caches. Evaluated on blocks of rows
+that fit in a core's L2 cache, every temporary stays in cache; the blocks are shared
+out among `tapec.num_threads()` threads (NumPy's loops release the GIL), each taking
+one contiguous run of blocks. Each element is computed by the same operations as
+unblocked, so the values are the same.
+
+Generated code calls `tapec_blocked(kernel, operands, sliced, shape, dtype)`: `kernel`
+computes the fused expression from its operands; `sliced[k]` says whether operand k
+spans the result's first axis (its rows are cut along with the result's) or is
+broadcast along it (passed whole).
+"""
+from __future__ import annotations
+
+import contextvars
+import math
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from .. import config
+
+BLOCK_BYTES = 256 * 1024      # per operand block: several temporaries fit in a 1-2 MiB L2
+MIN_SIZE = 1 << 17            # elements; below this a whole-array pass is as fast
+
+_pool = None
+_pool_size = 0
+_pool_lock = threading.Lock()
+
+
+def eligible(shape, input_shapes) -> tuple | None:
+    """`sliced` flags for a kernel of result `shape`, or None when blocking cannot help
+    (too small, 0-d, or no operand spans the first axis)."""
+    shape = tuple(shape)
+    if not shape or shape[0] < 2 or math.prod(shape) < MIN_SIZE:
+        return None
+    sliced = tuple(len(s) == len(shape) and s[0] == shape[0] for s in map(tuple, input_shapes))
+    return sliced if any(sliced) else None
+
+
+def _executor(workers: int) -> ThreadPoolExecutor:
+    global _pool, _pool_size
+    with _pool_lock:
+        if _pool is None or _pool_size < workers:
+            if _pool is not None:
+                _pool.shutdown(wait=False)
+            _pool = ThreadPoolExecutor(workers, thread_name_prefix="tapec-blocks")
+            _pool_size = workers
+        return _pool
+
+
+def tapec_blocked(kernel, operands, sliced, shape, dtype):
+    """The kernel's result, of `shape` and `dtype`, computed block by block."""
+    out = np.empty(shape, dtype)
+    rows = shape[0]
+    row_bytes = max(1, out.itemsize * (out.size // rows))
+    step = max(1, BLOCK_BYTES // row_bytes)
+
+    def run(start, stop):
+        for s in range(start, stop, step):
+            e = min(s + step, stop)
+            out[s:e] = kernel(*[o[s:e] if cut else o for o, cut in zip(operands, sliced)])
+
+    threads = min(config.num_threads(), -(-rows // step))
+    if threads <= 1:
+        run(0, rows)
+        return out
+    # contiguous runs of whole blocks, one per thread; this thread takes the first
+    per_thread = -(-(-(-rows // step)) // threads) * step
+    bounds = [(s, min(s + per_thread, rows)) for s in range(0, rows, per_thread)]
+    pool = _executor(len(bounds) - 1)
+    # the caller's context (NumPy's errstate lives in a context variable) in each worker
+    futures = [pool.submit(contextvars.copy_context().run, run, s, e) for s, e in bounds[1:]]
+    error = None
+    try:
+        run(*bounds[0])
+    except BaseException as raised:      # noqa: BLE001  (re-raised once the workers are done)
+        error = raised
+    for future in futures:               # never return while a worker still writes `out`
+        try:
+            future.result()
+        except BaseException as raised:  # noqa: BLE001
+            error = error or raised
+    if error is not None:
+        raise error
+    return out
