@@ -71,7 +71,8 @@ def gradient(tape, request: Request) -> list:
         return _gradient_by_structure(tape, request)
     # The hot path: the recording's rows are its structure, kept as it was recorded.
     position = g.position
-    key = ("recording", CODEGEN_VERSION, request.mode, config.simplify_setting(), tuple(g.rows),
+    key = ("recording", CODEGEN_VERSION, request.mode, config.simplify_setting(),
+           graph.RowsKey(g.rows),
            tuple([position.get(t._id, -1) for t in request.targets]),
            tuple([position.get(s, -1) if d.kind in "fc" else -2
                   for s, d in zip(request.source_ids, request.source_dtypes)]),

@@ -25,13 +25,18 @@ class Record(NamedTuple):
     inputs: tuple        # input tensor ids, in argument order
 
 
+_DTYPE_STR = {}        # dtype -> dtype.str (a property that builds a new string per call)
+
+
 class Recording(dict):
     """A tape's DAG: tensor id -> Record, plus its structure kept as it grows.
 
-    `rows[k]` describes the k-th recorded node (op name, attributes, shape, dtype, and
-    the positions of its inputs in recording order); `ids[k]` is its tensor id. The
-    same program records the same rows, whatever the values and ids, so
-    `tuple(rows)` is a structural key available without walking the graph.
+    `rows` describes the recorded nodes in recording order, flat: per node its op name,
+    attributes, shape, dtype, number of inputs, then the positions of its inputs in
+    recording order (one flat list, not a tuple per node: fewer objects for the
+    garbage collector to track while an eager loop records). `ids[k]` is the k-th
+    node's tensor id. The same program records the same rows, whatever the values and
+    ids, so the rows are a structural key available without walking the graph.
     """
 
     __slots__ = ("rows", "ids", "position")
@@ -44,8 +49,15 @@ class Recording(dict):
         self[node_id] = record
         position = self.position
         attrs = record.attrs
-        self.rows.append((record.op.name, attrs_key(attrs) if attrs else (), record.shape,
-                          record.dtype.str, tuple([position[i] for i in record.inputs])))
+        dtype = record.dtype
+        dtype_str = _DTYPE_STR.get(dtype)
+        if dtype_str is None:
+            dtype_str = _DTYPE_STR[dtype] = dtype.str
+        inputs = record.inputs
+        rows = self.rows
+        rows += (record.op.name, attrs_key(attrs) if attrs else (), record.shape, dtype_str,
+                 len(inputs))
+        rows += [position[i] for i in inputs]
         position[node_id] = len(self.ids)
         self.ids.append(node_id)
 
@@ -54,6 +66,28 @@ class Recording(dict):
 
     def add_op(self, node_id, op, attrs, shape, dtype, input_ids):
         self.add(node_id, Record(op, attrs, shape, dtype, tuple(input_ids)))
+
+
+class RowsKey:
+    """A recording's rows as (part of) a cache key, hashed once.
+
+    A dict lookup hashes its key, and an LRU hit hashes it again to move it; a tuple
+    of thousands of rows does not keep its hash, so this one does."""
+
+    __slots__ = ("rows", "_hash")
+
+    def __init__(self, rows):
+        self.rows = tuple(rows)
+        self._hash = hash(self.rows)
+
+    def __hash__(self):
+        return self._hash
+
+    def __eq__(self, other):
+        return type(other) is RowsKey and self._hash == other._hash and self.rows == other.rows
+
+    def __repr__(self):
+        return f"RowsKey({len(self.rows)} rows)"
 
 
 def to_networkx(recording: Recording):

@@ -12,6 +12,7 @@ import contextlib
 import enum
 import logging
 import warnings
+from types import MappingProxyType
 
 import numpy as np
 
@@ -42,6 +43,10 @@ def _unconnected(value) -> UnconnectedGradients:
     except ValueError:
         raise ValueError(f"Unknown value for unconnected_gradients: {value!r}; expected "
                          "'none' or 'zero' (tapec.UnconnectedGradients.NONE / ZERO)") from None
+
+
+_new_record = tuple.__new__
+_NO_ATTRS = MappingProxyType({})     # one read-only empty mapping for attribute-free ops
 
 
 class GradientTape:
@@ -228,7 +233,9 @@ class GradientTape:
             else:
                 g.add(t._id, Record(PLACEHOLDER, _INPUT, t._shape, t._dtype, ()))
                 self._tensors[t._id] = t
-        g.add(out._id, Record(op, attrs, out._shape, out._dtype, tuple([t._id for t in inputs])))
+        # tuple.__new__: the NamedTuple's own constructor is a slower Python-level call
+        g.add(out._id, _new_record(Record, (op, attrs or _NO_ATTRS, out._shape, out._dtype,
+                                            tuple([t._id for t in inputs]))))
         self._tensors[out._id] = out
         live.add(out._id)
 

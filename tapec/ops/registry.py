@@ -139,25 +139,46 @@ def literal(value, dtype, op_name: str) -> Tensor:
     return tensor
 
 
+# (op, operand shapes and dtypes) -> (shape, dtype) for ops without attributes: shape
+# inference is a pure function of those, and an eager loop repeats the same few.
+_INFERRED = {}
+_INFERRED_SIZE = 4096
+
+
+def _infer(op: Op, tensors: list, attrs: dict):
+    if attrs:
+        return op.infer(*tensors, **attrs)
+    key = (op, *[(t._shape, t._dtype) for t in tensors])
+    found = _INFERRED.get(key)
+    if found is None:
+        found = op.infer(*tensors)           # raises on bad input: nothing is cached
+        if len(_INFERRED) < _INFERRED_SIZE:
+            _INFERRED[key] = found
+    return found
+
+
 def apply(op: Op, *operands, **attrs):
     """Run `op` on `operands`: eagerly (recording on watching tapes) or symbolically."""
     tensors = to_tensors(op.name, operands)
-    builder = context.current_builder()
-    if builder is not None:
-        return _apply_symbolic(builder, op, tensors, attrs)
+    state = context._state
+    if state.builder is not None:
+        return _apply_symbolic(state.builder, op, tensors, attrs)
     values = [t._value for t in tensors]
-    if any(v is None for v in values):
-        raise RuntimeError(f"{op.name}: a symbolic tensor was used outside a symbolic build")
-    shape, dtype = op.infer(*tensors, **attrs)
+    for v in values:
+        if v is None:
+            raise RuntimeError(f"{op.name}: a symbolic tensor was used outside a symbolic "
+                               "build")
+    shape, dtype = _infer(op, tensors, attrs)
     value = np.asarray(op.impl(*values, **attrs))
     if value.dtype != dtype:
         value = value.astype(dtype)
     if value.shape != shape:
         raise AssertionError(f"{op.name}: implementation gave shape {value.shape}, "
                              f"declared {shape}")
-    value.flags.writeable = False
-    out = Tensor._eager(value)
-    record(op, tensors, attrs, out)
+    value.setflags(write=False)
+    out = Tensor._new(value, shape, dtype, None)
+    if state.tapes:
+        record(op, tensors, attrs, out)
     return out
 
 
