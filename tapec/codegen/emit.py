@@ -57,9 +57,10 @@ def _temporaries(params: set):
     """t0, t1, ... skipping any name a parameter has, and any name a parameter extends
     with `_` (multi-line templates name helpers `<temporary>_shift`): a user's parameter
     named `t0` must never be overwritten."""
+    extended = {p.split("_", 1)[0] for p in params if "_" in p}    # "t3" for "t3_shift"
     for number in itertools.count():
         name = f"t{number}"
-        if name not in params and not any(p.startswith(name + "_") for p in params):
+        if name not in params and name not in extended:
             yield name
 
 
