@@ -150,3 +150,15 @@ def test_a_parameter_named_like_the_helper_is_renamed(small_blocks):
     xv = np.linspace(-1.0, 1.0, 40)
     np.testing.assert_allclose(tf.grad(f)(xv).numpy(),
                                (np.cos(xv) + np.sin(xv)) * np.exp(xv), rtol=1e-14)
+
+
+def test_memory_bound_kernels_are_not_blocked(small_blocks):
+    # a few adds and products per element: a whole-array pass writes in place
+    def f(a, b):
+        return tf.reduce_sum(a * b * b + a * a)
+    a, b = np.linspace(-1.0, 1.0, 64), np.linspace(0.5, 2.0, 64)
+    grad = tf.grad(f, argnums=(0, 1))
+    assert "tapec_blocked(" not in grad.source(a, b)
+    da, db = grad(a, b)
+    np.testing.assert_allclose(da.numpy(), b * b + 2 * a, rtol=1e-15)
+    np.testing.assert_allclose(db.numpy(), 2 * a * b, rtol=1e-15)

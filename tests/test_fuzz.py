@@ -409,3 +409,11 @@ def test_export_leaves_no_simplification_running(simplify_mode):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split()[-1] == "0", "a simplification thread is still running"
+
+
+def test_temporary_names_skip_parameters_and_their_extensions():
+    from itertools import islice
+
+    from tapec.codegen.emit import _temporaries
+    names = list(islice(_temporaries({"t0", "t2_shift", "t4_1", "x", "t10"}), 6))
+    assert names == ["t1", "t3", "t5", "t6", "t7", "t8"]

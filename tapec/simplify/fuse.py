@@ -173,6 +173,9 @@ def _blocked_lines(program, args, out, shapes, node):
     sliced = blocks.eligible(node.shape, [shapes[k] for k in used])
     if sliced is None or len(program[0]) < 2:
         return None
+    if program_cost(program, shapes) < blocks.MIN_COST_PER_ELEMENT * math.prod(node.shape):
+        return None     # memory-bound (a few adds and products per element): a whole-array
+        #                 pass writes its result in place, blocks would copy it once more
     params = [f"a{k}" for k in range(len(args))]
     kernel = _print(program, _NumpyStyle(params), "r")
     operands = ", ".join(args[k] for k in used) + ("," if len(used) == 1 else "")
