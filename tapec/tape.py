@@ -218,8 +218,9 @@ class GradientTape:
         if not self._recording:
             return
         live = self._live
-        for t in inputs:
-            if t._id in live:
+        ids = tuple([t._id for t in inputs])
+        for i in ids:
+            if i in live:
                 break
         else:
             return
@@ -235,7 +236,7 @@ class GradientTape:
                 self._tensors[t._id] = t
         # tuple.__new__: the NamedTuple's own constructor is a slower Python-level call
         g.add(out._id, _new_record(Record, (op, attrs or _NO_ATTRS, out._shape, out._dtype,
-                                            tuple([t._id for t in inputs]))))
+                                            ids)))
         self._tensors[out._id] = out
         live.add(out._id)
 
