@@ -35,7 +35,7 @@ import numpy as np
 from . import config, nest
 from .autodiff.batching import vectorize
 from .autodiff.reverse import gradient_nodes
-from .codegen.emit import compile_function, emit
+from .codegen.emit import GENERATED_GLOBALS, compile_function, emit
 from .ir import Builder
 from .ops.registry import Op, declare
 from .ops.seeds import diag_seed
@@ -119,7 +119,7 @@ def _value_of(a):
 
 
 # Names the generated code reads as globals or builtins; a parameter must not shadow them.
-_GENERATED_GLOBALS = frozenset(dir(builtins)) | {"np", "math", "numexpr", "tapec_blocked"}
+_GENERATED_GLOBALS = frozenset(dir(builtins)) | GENERATED_GLOBALS
 
 
 def _identifier(name: str, fallback: str) -> str:

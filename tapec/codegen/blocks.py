@@ -69,12 +69,13 @@ def tapec_blocked(kernel, operands, sliced, shape, dtype):
             e = min(s + step, stop)
             out[s:e] = kernel(*[o[s:e] if cut else o for o, cut in zip(operands, sliced)])
 
-    threads = min(config.num_threads(), -(-rows // step))
+    blocks = -(-rows // step)                   # ceiling division
+    threads = min(config.num_threads(), blocks)
     if threads <= 1:
         run(0, rows)
         return out
     # contiguous runs of whole blocks, one per thread; this thread takes the first
-    per_thread = -(-(-(-rows // step)) // threads) * step
+    per_thread = -(-blocks // threads) * step
     bounds = [(s, min(s + per_thread, rows)) for s in range(0, rows, per_thread)]
     pool = _executor(len(bounds) - 1)
     # the caller's context (NumPy's errstate lives in a context variable) in each worker

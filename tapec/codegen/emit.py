@@ -24,6 +24,11 @@ from ..ir import topological_order
 from ..ops.shape import CONSTANT, PLACEHOLDER
 
 
+# Global names generated code reads (bound by `compile_function`); a parameter or value
+# named by user text must never shadow them.
+GENERATED_GLOBALS = frozenset({"np", "math", "numexpr", "tapec_blocked"})
+
+
 class CodegenError(RuntimeError):
     """Raised when a graph contains something the NumPy printer cannot emit."""
 

@@ -496,9 +496,7 @@ def _bounded(fn, arg, seconds):
     def run():
         try:
             result.append(fn(arg))
-        except _OutOfTime:
-            pass
-        except Exception:          # noqa: BLE001  (any failure means: keep the original)
+        except (_OutOfTime, Exception):   # noqa: BLE001  (stopped or failed: keep the original)
             pass
 
     worker = threading.Thread(target=run, daemon=True, name="tapec-latex-simplify")

@@ -38,6 +38,7 @@ import numpy as np
 
 from .. import __version__
 from ..autodiff.reverse import gradient_nodes
+from ..codegen.emit import GENERATED_GLOBALS
 from ..codegen.literals import python_literal
 from ..function import GUARD, _plain, _signature, lower
 from ..ir import topological_order
@@ -63,7 +64,7 @@ _SHORT = {"reduce_sum": "sum", "reduce_max": "max", "reduce_min": "min",
 
 # Names generated code uses that a user-derived name must never shadow.
 _RESERVED = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | \
-    frozenset(dir(builtins)) | {"np", "math", "numexpr"}
+    frozenset(dir(builtins)) | GENERATED_GLOBALS
 
 
 class ExportError(TypeError):

@@ -177,16 +177,8 @@ def apply(op: Op, *operands, **attrs):
                              f"declared {shape}")
     value.setflags(write=False)
     out = Tensor._new(value, shape, dtype, None)
-    tapes = state.tapes
-    if tapes:
-        # `record`, inlined: this is every eager op's path while a tape is open
-        if op.differentiable and dtype.kind in "fc":
-            for tape in tapes:
-                tape._on_op(op, tensors, attrs, out)
-        else:
-            for tape in tapes:
-                if tape._records_everything:
-                    tape._on_op(op, tensors, attrs, out)
+    if state.tapes:
+        record(op, tensors, attrs, out)
     return out
 
 

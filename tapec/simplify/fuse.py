@@ -305,16 +305,25 @@ def program_cost(program, shapes=None) -> int:
 
 
 def _instruction_sizes(code, shapes) -> list:
-    """Elements each instruction computes, from the shapes of the program's inputs (an
-    input past the end of `shapes` counts as 0-d)."""
-    def shape(o):
-        if o[0] == "in":
-            return shapes[o[1]] if o[1] < len(shapes) else ()
-        return result_shapes[o[1]] if o[0] == "v" else ()
-    result_shapes = []
-    for _, operands, _ in code:
-        result_shapes.append(np.broadcast_shapes(*map(shape, operands)))
-    return [math.prod(shape) for shape in result_shapes]
+    """Elements each instruction computes, from the shapes of the program's inputs."""
+    return [math.prod(shape) for shape in _extend_shapes(code, shapes, [])]
+
+
+def _operand_shape(operand, input_shapes, instruction_shapes) -> tuple:
+    """An operand's shape; an input past the end of `input_shapes` counts as 0-d."""
+    kind, ref = operand
+    if kind == "in":
+        return input_shapes[ref] if ref < len(input_shapes) else ()
+    return instruction_shapes[ref] if kind == "v" else ()
+
+
+def _extend_shapes(code, input_shapes, instruction_shapes) -> list:
+    """`instruction_shapes` extended with the broadcast shape of each instruction of
+    `code` past the ones it already has (operands only refer to earlier instructions)."""
+    for _, operands, _ in code[len(instruction_shapes):]:
+        instruction_shapes.append(np.broadcast_shapes(
+            *(_operand_shape(o, input_shapes, instruction_shapes) for o in operands)))
+    return instruction_shapes
 
 
 def _call_weight(name, literal_args=()) -> int:
@@ -790,21 +799,13 @@ class _Lowering:
 
     def __init__(self, code, symbols, group, env):
         self.code, self.symbols, self.group, self.env = code, symbols, group, env
-        self._shapes = {}            # instruction index -> broadcast shape of its result
+        self._shapes = []            # broadcast shape of each instruction's result
 
     def shape(self, operand) -> tuple:
         """The broadcast shape an operand has (inputs of unknown shape count as 0-d)."""
-        kind, ref = operand
-        if kind == "in":
-            return self.group.shapes[ref] if ref < len(self.group.shapes) else ()
-        if kind == "lit":
-            return ()
-        shape = self._shapes.get(ref)
-        if shape is None:
-            _, operands, _ = self.code.instructions[ref]
-            shape = np.broadcast_shapes(*(self.shape(o) for o in operands))
-            self._shapes[ref] = shape
-        return shape
+        if operand[0] == "v":
+            _extend_shapes(self.code.instructions, self.group.shapes, self._shapes)
+        return _operand_shape(operand, self.group.shapes, self._shapes)
 
     def size(self, operand) -> int:
         return math.prod(self.shape(operand))
