@@ -1,6 +1,7 @@
 """The benchmark suite (`tapec bench`) at tiny sizes: results agree with the hand-written
 NumPy references and the report is written. No timing is asserted, and no other system
 (TensorFlow, JAX, PyTorch, autograd, matplotlib) is needed."""
+import dataclasses
 import os
 import subprocess
 import sys
@@ -10,7 +11,7 @@ import pytest
 
 import tapec
 from tapec import bench, cli
-from tapec.bench import suite, systems, worker
+from tapec.bench import report, suite, systems, worker
 from tapec.bench.workloads import WORKLOADS, build_cases, check
 
 SCALE = 0.01
@@ -111,6 +112,58 @@ def test_worker_in_process_measures_tapec_function_or_reports_na():
         assert outcome["cells"]["W1"][1] in ("", "error", "wrong")
     else:
         assert outcome["error"].startswith("n/a")
+
+
+@pytest.mark.parametrize("case", build_cases(SCALE), ids=lambda c: c.id)
+def test_tf_idiom_runs_the_tape_step_inside_tapec_function(case):
+    if not hasattr(tapec, "function"):
+        pytest.skip("tapec has no `function`")
+    system = systems.by_key("tf-idiom")
+    system.load()
+    # A wrong functional form must not matter: the column times the TF body, not it.
+    case = dataclasses.replace(case, functional=lambda *args: np.zeros(1))
+    fn = system.build(case)
+    expected = case.numpy()
+    check(fn(), expected, case.rtol, case.id)        # traces
+    check(fn(), expected, case.rtol, case.id)        # the trace, reused
+
+
+def test_worker_in_process_measures_tf_idiom():
+    if not hasattr(tapec, "function"):
+        pytest.skip("tapec has no `function`")
+    outcome = worker.measure_system("tf-idiom", SCALE, True, ["W1", "W6"], log=quiet)
+    assert {cid: cell[1] for cid, cell in outcome["cells"].items()} == {"W1": "", "W6": ""}
+    assert all(cell[0] > 0 for cell in outcome["cells"].values())
+
+
+def _row(rid, tape, forms, idiom, first=False, status=""):
+    """A Row with these seconds, every one measured beside a NumPy time of 1 s."""
+    return report.Row(rid, rid.split()[0], rid, report.Cell(1.0), report.Cell(tape, "", 1.0),
+                      {report.FORMS[0]: report.Cell(forms, status, 1.0),
+                       report.IDIOM: report.Cell(idiom, "", 1.0)}, first_call=first)
+
+
+def test_idiom_ratio_is_over_the_fastest_working_tapec_form():
+    rows = [_row("W1", 4.0, 2.0, 3.0), _row("W4", 1.0, 2.0, 30.0),
+            _row("W5", 4.0, 1.0, 3.0, status="wrong"), _row("W8 N=1 first", 1.0, 1.0, 9.0,
+                                                              first=True)]
+    results = report.Results(rows, [report.IDIOM, report.FORMS[0]], {}, {}, [],
+                             {"scale": 1.0, "quick": False, "command": "test"})
+    got = [(row.id, label, ratio) for row, label, ratio in report.idiom_ratios(results)]
+    assert got == [("W1", report.FORMS[0], pytest.approx(1.5)),
+                   ("W4", "tapec", pytest.approx(30.0)),
+                   ("W5", "tapec", pytest.approx(0.75))]     # a wrong form does not count
+    section = report.markdown(results, {}).split("## TF idiom against", 1)[1]
+    section = section.split("\n## ", 1)[0]
+    assert "| W4 |" in section and "**no**" in section and "| W8 N=1 first" not in section
+    assert "W4 30.0 (over)" in report.text_table(results)
+    rows[0].tapec.status = "noisy"          # not W1's best form: no mark
+    assert "W1 1.50 (over)," in report.text_table(results)
+    rows[0].others[report.FORMS[0]].status = "noisy"
+    assert "W1 1.50 ~ (over)," in report.text_table(results)
+    results.labels.remove(report.IDIOM)
+    assert report.idiom_ratios(results) == []
+    assert "## TF idiom against" not in report.markdown(results, {})
 
 
 def test_cli_bench_only(tmp_path):

@@ -2,9 +2,10 @@
 
 Workloads W1..W8 (see `workloads.py`) run on tapec's tape path, on a hand-written NumPy
 reference, and on every other system that is installed (TensorFlow, JAX, PyTorch, HIPS
-autograd; `tapec.function` when tapec has it). Times are medians over repeats; each
-system is reported as a ratio to the NumPy reference measured in the same run. The
-results are printed and written to `DIR/benchmarks.md` and `DIR/benchmarks.png`.
+autograd; when tapec has `tapec.function`: the TensorFlow body inside it, and tapec's
+functional forms). Times are medians over repeats; each system is reported as a ratio to
+the NumPy reference measured in the same run. The results are printed and written to
+`DIR/benchmarks.md` and `DIR/benchmarks.png`.
 
     tapec bench                      # full run, writes docs/benchmarks.md and .png
     tapec bench --quick --only W1,W3 --out /tmp/bench
@@ -14,7 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-SYSTEM_KEYS = ("function", "tf", "tf.function", "jax", "torch", "autograd")
+SYSTEM_KEYS = ("tf-idiom", "function", "tf", "tf.function", "jax", "torch", "autograd")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .systems import TapecFunction, TapecTFIdiom
 from .timing import format_ratio, format_seconds
 
 
@@ -52,6 +53,7 @@ class Row:
     numpy: Cell
     tapec: Cell
     others: dict = field(default_factory=dict)     # label -> Cell
+    first_call: bool = False                        # a "first" row (compile included)
 
     def tapec_ratio(self):
         return self.tapec.ratio(self.numpy.seconds)
@@ -81,7 +83,62 @@ def text_table(results: Results) -> str:
     for line in lines:
         out.append("  ".join(cell.ljust(w) if i == 0 else cell.rjust(w)
                              for i, (cell, w) in enumerate(zip(line, widths))))
+    idiom = idiom_ratios(results)
+    if idiom:
+        out += ["", f"TF idiom / best tapec form (target <= {IDIOM_TARGET}x): "
+                + ", ".join(f"{row.id} {_idiom_text(row, label, ratio)}"
+                            for row, label, ratio in idiom)]
     return "\n".join(out)
+
+
+# --- the TF idiom against the best tapec form -------------------------------------------
+#: The column of the TF body inside `tapec.function`, and the columns of tapec's other
+#: forms besides the tape (`Row.tapec`) that it is held against.
+IDIOM, FORMS = TapecTFIdiom.label, (TapecFunction.label,)
+
+#: The target: on every workload the TF idiom runs within this factor of the best form.
+IDIOM_TARGET = 1.3
+
+_USABLE = ("", "noisy")      # statuses of a cell whose time counts (not wrong, not failed)
+
+
+def idiom_ratios(results: Results) -> list:
+    """[(row, label of the fastest tapec form, TF idiom / that form)] for the steady-state
+    rows; [] when the TF-idiom column was not run. Ratio None when the TF idiom or every
+    form failed. Times are compared as ratios to the NumPy reference measured beside
+    each (in its own process), so that a busy spell in one process does not skew them."""
+    if IDIOM not in results.labels:
+        return []
+    out = []
+    for row in results.rows:
+        if row.first_call:
+            continue
+        forms = [("tapec", row.tapec)] + [(label, row.others[label]) for label in FORMS
+                                          if label in results.labels]
+        ratios = [(cell.ratio(row.numpy.seconds), label) for label, cell in forms
+                  if cell.status in _USABLE and cell.ratio(row.numpy.seconds)]
+        idiom = row.others[IDIOM]
+        mine = idiom.ratio(row.numpy.seconds) if idiom.status in _USABLE else None
+        best, label = min(ratios) if ratios else (None, None)
+        out.append((row, label, mine / best if mine and best else None))
+    return out
+
+
+def _best_cell(row: Row, label) -> Cell | None:
+    return row.tapec if label == "tapec" else row.others.get(label)
+
+
+def _idiom_noisy(row: Row, label) -> bool:
+    """Whether the TF idiom's time or the best form's stayed noisy (marked ~)."""
+    best = _best_cell(row, label)
+    return "noisy" in (row.others[IDIOM].status, best.status if best else "")
+
+
+def _idiom_text(row: Row, label, ratio) -> str:
+    if ratio is None:
+        return "—"
+    return (format_ratio(ratio) + (" ~" if _idiom_noisy(row, label) else "")
+            + ("" if ratio <= IDIOM_TARGET else " (over)"))
 
 
 # --- machine ----------------------------------------------------------------------------
@@ -155,6 +212,7 @@ def markdown(results: Results, descriptions: dict) -> str:
          "busy spell of a shared machine falls on both (the NumPy column is the time "
          "measured alongside tapec). Each system, tapec included, runs in a process of "
          "its own, so no framework's thread pools run beside another's."),
+        *_tapec_columns(results),
         ("- **Threads:** " + (f"{s['threads']} per system (OMP/OPENBLAS/MKL_NUM_THREADS, "
                               "`TAPEC_NUM_THREADS`, `torch.set_num_threads`, TensorFlow "
                               "intra/inter-op, XLA)"
@@ -171,7 +229,9 @@ def markdown(results: Results, descriptions: dict) -> str:
          "again, twice at most; ~ marks one that stayed noisy."),
         ("- **First calls:** `first` rows time one call right after clearing the compile "
          "caches, median of up to 3: tapec after `tapec.clear_cache()` in a warm process "
-         "(SymPy imported, per-op derivative rules already derived), JAX after "
+         "(SymPy imported, per-op derivative rules already derived; it drops "
+         "`tapec.function` traces too, and the TF-body column wraps the step in a new "
+         "`tapec.function`, so both trace again), JAX after "
          "`jax.clear_caches()` with a new `jit` (includes XLA compilation), TensorFlow "
          "with a new `tf.function` (includes tracing); eager systems have nothing to "
          "compile. Their NumPy column is the steady-state reference."),
@@ -198,6 +258,7 @@ def markdown(results: Results, descriptions: dict) -> str:
         cells = [row.id, row.numpy.seconds_text(), row.tapec.seconds_text()]
         cells += [row.others[label].seconds_text(reference=True) for label in results.labels]
         lines.append("| " + " | ".join(cells) + " |")
+    lines += _idiom_section(results)
     lines += ["", "## Workloads", ""]
     seen = set()
     for row in results.rows:
@@ -220,14 +281,56 @@ def markdown(results: Results, descriptions: dict) -> str:
     return "\n".join(lines)
 
 
+def _tapec_columns(results: Results) -> list:
+    """The Method bullet that tells tapec's three columns apart (when the TF-idiom column
+    ran: otherwise the Systems notes say it)."""
+    if IDIOM not in results.labels:
+        return []
+    return [("- **tapec columns:** `tapec` runs the tape step eagerly: the body as a "
+             "TensorFlow user writes it (forward pass inside `GradientTape`, nested tapes "
+             f"for Hessians, `tape.jacobian` / `batch_jacobian`). `{IDIOM}` runs that same "
+             "body, unchanged, inside `tapec.function`, which is `tf.function` under "
+             f"`import tapec as tf`: the TF idiom. `{FORMS[0]}` runs tapec's functional "
+             "forms (`tapec.grad` / `hessian` / `jacobian`; W7 has none and runs the "
+             "TF body under `tapec.function` there too). The goal is a TF idiom within "
+             f"{IDIOM_TARGET}x of the best tapec form on every workload (table below the "
+             "seconds).")]
+
+
+def _idiom_section(results: Results) -> list:
+    """The table of the TF idiom's time over the best tapec form's, row by row."""
+    idiom = idiom_ratios(results)
+    if not idiom:
+        return []
+    lines = ["", "## TF idiom against the best tapec form", "",
+             (f"`{IDIOM}` over the faster of `tapec` (tape) and `{FORMS[0]}` (functional "
+              "forms), steady-state rows. Each process's times are compared as their "
+              "ratios to the NumPy reference measured beside them (the first table's "
+              "numbers, repeated here), not as seconds taken in different processes; ~: "
+              f"one of the two stayed noisy. Target: at most {IDIOM_TARGET} on every "
+              "workload."), "",
+             "| workload | TF idiom / NumPy | best tapec form / NumPy | TF idiom / best "
+             f"| ≤ {IDIOM_TARGET} |",
+             "| --- | ---: | ---: | ---: | :---: |"]
+    for row, label, ratio in idiom:
+        best = _best_cell(row, label)
+        best_text = (f"{best.ratio_text(row.numpy.seconds)} ({label})" if best is not None
+                     else "—")
+        verdict = "—" if ratio is None else ("yes" if ratio <= IDIOM_TARGET else "**no**")
+        mark = " ~" if ratio is not None and _idiom_noisy(row, label) else ""
+        lines.append(f"| {row.id} | {row.others[IDIOM].ratio_text(row.numpy.seconds)} | "
+                     f"{best_text} | {format_ratio(ratio)}{mark} | {verdict} |")
+    return lines
+
+
 def _bold(text: str) -> str:
     return f"**{text}**" if text not in ("—", "n/a", "error") else text
 
 
 # --- plot -------------------------------------------------------------------------------
-COLORS = {"tapec": "tab:blue", "tapec.function": "tab:cyan", "TF eager": "tab:orange",
-          "TF function": "tab:brown", "JAX jit": "tab:green", "PyTorch": "tab:red",
-          "autograd": "tab:purple"}
+COLORS = {"tapec": "tab:blue", IDIOM: "tab:olive", "tapec.function": "tab:cyan",
+          "TF eager": "tab:orange", "TF function": "tab:brown", "JAX jit": "tab:green",
+          "PyTorch": "tab:red", "autograd": "tab:purple"}
 
 def plot(results: Results, path: str) -> str | None:
     """Write the bar chart; return None, or a note when matplotlib is missing."""

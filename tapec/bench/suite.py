@@ -65,7 +65,8 @@ def run_suite(*, scale=1.0, quick=False, only=None, systems=ALL_SYSTEMS, out="do
     rows = []
     for case in cases:
         cell = _cell(outcomes[TAPEC.key], case.id, "error", (TAPEC.key, case.id) in noisy)
-        rows.append(Row(case.id, case.workload, case.title, Cell(cell.reference), cell))
+        rows.append(Row(case.id, case.workload, case.title, Cell(cell.reference), cell,
+                        first_call=case.first_call))
     labels, versions, notes = [], {}, {}
     for system in selected[1:]:
         labels.append(system.label)

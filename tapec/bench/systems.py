@@ -1,5 +1,6 @@
 """The other systems: TensorFlow (eager and tf.function), JAX (jit), PyTorch (eager),
-HIPS autograd, and `tapec.function` when tapec has it.
+HIPS autograd, and, when tapec has `tapec.function`, tapec's functional forms and the
+TensorFlow idiom (the tape step inside `tapec.function`).
 
 Each system is optional: `load()` imports it (ImportError or any failure: the system
 is skipped with a note). `build(case)` returns a zero-argument callable that computes
@@ -79,6 +80,22 @@ class TapecFunction(System):
 
     def reset(self) -> None:
         self.tapec.clear_cache()
+
+
+class TapecTFIdiom(TapecFunction):
+    """The body a TensorFlow user writes (forward pass recorded inside `GradientTape`,
+    nested tapes for Hessians, `tape.jacobian` / `batch_jacobian`) under `tf.function`,
+    which is `tapec.function` after `import tapec as tf`: the code a TF user brings,
+    compared with the tape (eager) and the functional forms."""
+    key, label = "tf-idiom", "tapec tf.function (TF body)"
+    note = ("the tape step of the `tapec` column (the TensorFlow body as written) inside "
+            "`tapec.function` (`tf.function` under `import tapec as tf`), on every "
+            "workload")
+
+    def build(self, case):
+        # A new wrapper per build: a first-call measurement traces it afresh.
+        fn, args = self.tapec.function(case.tapec), case.tapec_args
+        return lambda: fn(*args)
 
 
 # --- TensorFlow -------------------------------------------------------------------------
@@ -437,7 +454,8 @@ class Autograd(System):
 
 
 TAPEC = TapecTape()
-SYSTEMS = [TapecFunction(), TensorFlow(), TensorFlowFunction(), Jax(), Torch(), Autograd()]
+SYSTEMS = [TapecTFIdiom(), TapecFunction(), TensorFlow(), TensorFlowFunction(), Jax(),
+           Torch(), Autograd()]
 
 
 def by_key(key: str) -> System:
