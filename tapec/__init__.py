@@ -27,6 +27,7 @@ from .config import num_threads, set_num_threads, set_simplify, simplify_mode  #
 from .function import (Function, function, grad, hessian, jacobian,  # noqa: E402
                        record, value_and_grad)
 from .tape import GradientTape, UnconnectedGradients  # noqa: E402
+from .tensor_spec import TensorSpec  # noqa: E402
 from .export.module import export  # noqa: E402
 from .tensor import (Tensor, TensorShape, Variable, constant, convert_to_tensor,  # noqa: E402
                      is_tensor)

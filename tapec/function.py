@@ -1,51 +1,60 @@
 """Recorded functions: trace once per input signature, then replay compiled NumPy code.
 
     @tapec.function
-    def f(x, w): ...                      # value only
+    def f(x, w): ...                      # value only (TensorFlow's tf.function)
 
     tapec.grad(f, argnums=0)              # df/dx           (f returns a scalar)
     tapec.value_and_grad(f, argnums=(0, 1))
     tapec.jacobian(f), tapec.hessian(f)
     tapec.record(f, *example_args)        # trace now, on these example arguments
 
-Tracing runs `f` eagerly on fresh copies of the tensor arguments under a tape that
-records every op. Whenever Python reads a traced tensor's value — `if t > 0`,
-`while tf.norm(b) < 1000`, `float(t)` — the tape records a *guard*: the tensor's
-symbolic expression and the value Python saw. The compiled function computes each
-guard first and returns early (without a result) when a guard differs, and the call
-is then traced again: a replay never follows the wrong branch.
+A call traces `f` when no trace of its input signature exists (see `tracing`): `f`
+runs eagerly on fresh copies of the tensor arguments under a tape that records every
+op, every Variable read and write, and every value Python reads (a guard). Value,
+derivatives and Variable writes compile into ONE function; a replay computes the
+guards first and traces again when one differs, so it never follows a stale branch
+or index. Tensors the function did not get as arguments are captured as they were
+when traced (constants and random draws inside `f` are fixed, as in a jit);
+Variables are read, and written, at every call.
 
-Value and derivatives compile into ONE function: the derivative is built symbolically
-from the traced graph (sharing every forward value), simplified, and emitted together
-with the value. Tensors the function did not get as arguments are captured as they
-were when traced (constants and random draws inside `f` are fixed, as in a jit);
-Variables are read at every call.
+Called while a tape records (inside another trace, or under a GradientTape), a
+function does not replay compiled code: it traces `f` on the given tensors and
+evaluates its (derivative) program through the public ops, so the enclosing tape
+records it and any nesting — grad of grad, jacobian of grad, a tape around grad —
+differentiates correctly.
 """
 from __future__ import annotations
 
 import builtins
+import collections
 import functools
 import inspect
 import keyword
-import weakref
+import logging
 import re
+import weakref
 
 import numpy as np
 
-from . import config, nest
+from . import config, context, nest
 from .autodiff.batching import vectorize
 from .autodiff.reverse import gradient_nodes
 from .codegen.emit import GENERATED_GLOBALS, compile_function, emit
 from .ir import Builder
-from .ops.registry import Op, declare
 from .ops.seeds import diag_seed
 from .ops.shape import CONSTANT, FILL, PLACEHOLDER, READ_VARIABLE, fill, reshape
 from .simplify import simplify
-from .tape import GradientTape
 from .tensor import Tensor, Variable, _to_array
+from .tensor_spec import TensorSpec, check_signature
+from .tracing import GUARD, TracingTape, interpret, propagate_guard
+
+log = logging.getLogger("tapec")
 
 _KINDS = ("value", "grad", "value_and_grad", "jacobian", "hessian")
 _FUNCTIONS = weakref.WeakSet()      # every live Function, so clear_cache() reaches them
+_TRACES_PER_SIGNATURE = 32          # traces kept per signature (guards that keep changing)
+_FREQUENT_TRACING = 5               # traces among the last _TRACING_WINDOW calls that warn
+_TRACING_WINDOW = 10
 
 
 def clear_traces():
@@ -54,45 +63,10 @@ def clear_traces():
         f._traces.clear()
 
 
-def _guard_lines(out, args, node):
-    expected = node.attrs["expected"]
-    test = f"bool({args[0]}) is not {expected!r}" if isinstance(expected, bool) else \
-        f"{args[0]} != {expected!r}"
-    return [f"if {test}:", "    return None      # a guard differs: trace again",
-            f"{out} = True"]
-
-
-GUARD = declare(Op(
-    name="guard", impl=None, infer=lambda x, expected: ((), np.dtype(bool)),
-    numpy_lines=_guard_lines, differentiable=False))
-
-
-class _TracingTape(GradientTape):
-    """Records every op on the arguments, every Variable read, and the guards."""
-
-    _records_everything = True
-
-    def __init__(self):
-        super().__init__(persistent=True, watch_accessed_variables=True)
-        self.guards = []
-
-    def _on_value_used(self, tensor, value):
-        tensor_id = getattr(tensor, "_id", None)
-        if tensor_id is not None and tensor_id in self._graph and tensor_id in self._live:
-            self.guards.append((tensor_id, value))
-
-    def _on_variable_read(self, variable, value):
-        if self._recording and variable._handle_id not in self._variables:
-            self._watch_variable(variable)       # trainable or not: read at every call
-        super()._on_variable_read(variable, value)
-
-    def watch_argument(self, t):
-        self._graph.add_leaf(t._id, PLACEHOLDER, {"kind": "watched"}, t._shape, t._dtype)
-        self._tensors[t._id] = t
-        self._live.add(t._id)
-
-
-def _signature(args) -> tuple:
+def _signature(args, arrays_only=False) -> tuple:
+    """The trace key of flat arguments: shapes and dtypes of tensors, Variable identity,
+    Python values (as TensorFlow: each new Python number is a new trace). Strings and
+    None are Python values too, unless `arrays_only` (an export's arguments)."""
     parts = []
     for a in args:
         if isinstance(a, Variable):
@@ -104,9 +78,12 @@ def _signature(args) -> tuple:
             parts.append(("tensor", a.shape, a.dtype.str))
         elif isinstance(a, (bool, int, float, complex)):
             parts.append(("python", type(a).__name__, a))
+        elif not arrays_only and (a is None or isinstance(a, (str, bytes))):
+            parts.append(("python", type(a).__name__, a))
         else:
             raise TypeError(f"tapec.function: argument {len(parts)} is a {type(a).__name__}; "
-                            "expected tensors, Variables, NumPy arrays or Python numbers")
+                            "expected tensors, Variables, NumPy arrays, Python numbers or "
+                            "strings, or lists, tuples and dicts of them")
     return tuple(parts)
 
 
@@ -130,11 +107,72 @@ def _identifier(name: str, fallback: str) -> str:
     return cleaned
 
 
+class Call:
+    """One call's arguments: positional and keyword arguments flattened to `leaves`
+    (tensors, Variables, arrays, Python values), and how to rebuild them."""
+
+    __slots__ = ("leaves", "structure", "n_positional", "names")
+
+    def __init__(self, args, kwargs, parameter_names):
+        self.structure = (tuple(args), dict(kwargs))
+        self.leaves = nest.flatten(self.structure)
+        self.n_positional = len(args)
+        self.names = _leaf_names(args, kwargs, parameter_names)
+
+    def key(self) -> tuple:
+        return (_shape_of_structure(self.structure),) + _signature(self.leaves)
+
+    def rebuild(self, leaves):
+        args, kwargs = nest.pack_sequence_as(self.structure, leaves)
+        return args, kwargs
+
+    def leaf_of_argument(self, k, what) -> int:
+        """The leaf index of positional argument `k` (which must be a single value)."""
+        if not -self.n_positional <= k < self.n_positional:
+            raise ValueError(f"argnums {k} is out of range for {self.n_positional} arguments")
+        k %= self.n_positional
+        start = len(nest.flatten(self.structure[0][:k]))
+        if nest.is_nested(self.structure[0][k]):
+            raise TypeError(f"tapec.{what}: argument {k} is a "
+                            f"{type(self.structure[0][k]).__name__}; only tensor arguments "
+                            "can be differentiated")
+        return start
+
+
+def _shape_of_structure(structure):
+    """The nesting of a call (which leaves are where), without the leaves."""
+    if isinstance(structure, dict):
+        return ("dict", tuple((k, _shape_of_structure(structure[k]))
+                              for k in sorted(structure)))
+    if isinstance(structure, (list, tuple)):
+        return (type(structure).__name__,
+                tuple(_shape_of_structure(item) for item in structure))
+    return "."
+
+
+def _leaf_names(args, kwargs, parameter_names) -> list:
+    names = []
+    for k, arg in enumerate(args):
+        base = parameter_names[k] if k < len(parameter_names) else f"arg{k}"
+        names += _names_of(base, arg)
+    for key in sorted(kwargs):
+        names += _names_of(str(key), kwargs[key])
+    return names
+
+
+def _names_of(base, value) -> list:
+    count = len(nest.flatten(value))
+    if not nest.is_nested(value):
+        return [base]
+    return [f"{base}_{j}" for j in range(count)]
+
+
 class Trace:
-    """One traced signature: guards, compiled function, and how to feed it."""
+    """One traced signature: guards, compiled function, how to feed it, and the
+    Variables its program writes."""
 
     def __init__(self, fn, source, feeds_in_order, captured, variables, n_guards, structure,
-                 dtypes):
+                 dtypes, written):
         self.fn = fn
         self.source = source
         self.feeds = feeds_in_order      # argument keys in parameter order
@@ -143,12 +181,13 @@ class Trace:
         self.n_guards = n_guards
         self.structure = structure
         self.dtypes = dtypes
+        self.written = written           # Variables whose new values end the outputs
 
-    def run(self, args):
+    def run(self, leaves):
         values = []
         for kind, k in self.feeds:
             if kind == "arg":
-                values.append(_value_of(args[k]))
+                values.append(_value_of(leaves[k]))
             elif kind == "variable":
                 values.append(self.variables[k]._value)
             else:
@@ -156,9 +195,18 @@ class Trace:
         result = self.fn(*values)
         if result is None:
             return None
-        outputs = [None if v is None else _tensor(v, d)
-                   for v, d in zip(result[self.n_guards:], self.dtypes)]
+        n_out = len(self.dtypes)
+        outputs = [None if v is None else _tensor(v, d) for v, d in
+                   zip(result[self.n_guards:self.n_guards + n_out], self.dtypes)]
+        for variable, value in zip(self.written, result[self.n_guards + n_out:]):
+            variable._value = _frozen(value, variable._value.dtype)
         return nest.pack_sequence_as(self.structure, outputs)
+
+
+def _frozen(value, dtype):
+    array = np.array(value, dtype=dtype)
+    array.flags.writeable = False
+    return array
 
 
 def _tensor(value, dtype):
@@ -168,10 +216,20 @@ def _tensor(value, dtype):
     return Tensor._eager(array)
 
 
-class Function:
-    """A traced, compiled version of `fn` (see the module docstring)."""
+def _recording_tapes() -> bool:
+    return any(t._recording for t in context.active_tapes())
 
-    def __init__(self, fn, kind="value", argnums=0):
+
+class Function:
+    """A traced, compiled version of `fn` (see the module docstring).
+
+    `input_signature` (a list of `TensorSpec`s, one per positional argument) fixes the
+    accepted shapes and dtypes as in TensorFlow; `jit_compile` and `reduce_retracing`
+    are accepted for compatibility (tapec always compiles; shapes are specialized per
+    trace, see docs/functions.md)."""
+
+    def __init__(self, fn, kind="value", argnums=0, input_signature=None, name=None,
+                 jit_compile=None, reduce_retracing=False):
         if not callable(fn):
             raise TypeError(f"tapec.function: expected a callable, got {type(fn).__name__}")
         if kind not in _KINDS:
@@ -183,63 +241,196 @@ class Function:
             raise TypeError(f"tapec.{'function' if kind == 'value' else kind}: argnums must "
                             f"be an int or a tuple of ints, got {argnums!r:.60}")
         self._argnums = (int(argnums),) if self._single else tuple(int(a) for a in argnums)
+        self._input_signature = None if input_signature is None else \
+            _signature_specs(input_signature)
+        self._jit_compile, self._reduce_retracing = jit_compile, bool(reduce_retracing)
         self._traces = {}
+        self._bound = weakref.WeakKeyDictionary()     # instance -> Function of a method
+        self._recent = collections.deque(maxlen=_TRACING_WINDOW)
+        self._warned_retracing = False
         self.trace_count = 0
+        self._parameters = _parameter_names(fn)
         _FUNCTIONS.add(self)
-        functools.update_wrapper(self, fn)
+        functools.update_wrapper(self, fn, updated=())   # never copy a Function's state
+        if name is not None:
+            self.__name__ = str(name)
 
-    def __call__(self, *args):
-        signature = (config.simplify_setting(),) + _signature(args)
+    # --- TensorFlow's tf.function surface ----------------------------------------------
+    def __get__(self, instance, owner=None):
+        """A method: one Function per instance, with the instance bound (as TensorFlow)."""
+        if instance is None:
+            return self
+        try:
+            bound = self._bound.get(instance)
+        except TypeError:           # not weakly referenceable: bind without caching
+            bound = None
+        if bound is None:
+            bound = Function(self._fn.__get__(instance, owner), self._kind,
+                             self._argnums[0] if self._single else self._argnums,
+                             self._input_signature, None, self._jit_compile,
+                             self._reduce_retracing)
+            try:
+                self._bound[instance] = bound
+            except TypeError:
+                pass
+        return bound
+
+    @property
+    def input_signature(self):
+        return self._input_signature
+
+    def experimental_get_tracing_count(self) -> int:
+        """How many times this function has traced (TensorFlow's name)."""
+        return self.trace_count
+
+    @property
+    def python_function(self):
+        return self._fn
+
+    # --- calling -----------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        if self._input_signature is not None:
+            args = check_signature(self._input_signature, args, kwargs, self.__name__)
+        call = Call(args, kwargs, self._parameters)
+        signature = (config.simplify_setting(),) + call.key()     # checks the arguments
+        if _recording_tapes():
+            return self._inline(call)
         for trace in self._traces.get(signature, ()):
-            result = trace.run(args)
+            result = trace.run(call.leaves)
             if result is not None:
+                self._recent.append(False)
                 return result
-        trace = self._trace(args)
-        self._traces.setdefault(signature, []).append(trace)
-        result = trace.run(args)
+        trace = self._trace(call)
+        traces = self._traces.setdefault(signature, [])
+        traces.append(trace)
+        del traces[:-_TRACES_PER_SIGNATURE]
+        self._note_trace()
+        result = trace.run(call.leaves)
         if result is None:
             raise AssertionError("tapec.function: a fresh trace failed its own guards")
         return result
 
-    def source(self, *args) -> str:
+    def _note_trace(self):
+        self._recent.append(True)
+        if not self._warned_retracing and sum(self._recent) >= _FREQUENT_TRACING and \
+                self.trace_count > _FREQUENT_TRACING:
+            self._warned_retracing = True
+            log.warning(
+                "%d out of the last %d calls to %s triggered tapec.function retracing. "
+                "Tracing is expensive and the excessive number of tracings could be due to "
+                "(1) creating @tf.function repeatedly in a loop, (2) passing tensors with "
+                "different shapes, (3) passing Python objects instead of tensors, or "
+                "(4) Python reading tensor values that change (if/float()/an index or "
+                "shape), which guards the trace. For (1), define your @tf.function outside "
+                "of the loop. For (3), pass numbers as tensors (tf.constant). See "
+                "docs/functions.md.", sum(self._recent), len(self._recent),
+                getattr(self._fn, "__qualname__", repr(self._fn)))
+
+    def source(self, *args, **kwargs) -> str:
         """The generated source for the signature of `args` (tracing if needed)."""
-        self(*args)
-        return self._traces[(config.simplify_setting(),) + _signature(args)][-1].source
+        self(*args, **kwargs)
+        call = Call(args, kwargs, self._parameters)
+        return self._traces[(config.simplify_setting(),) + call.key()][-1].source
 
-    def _trace(self, args) -> Trace:
-        tape, traced, result = self._record(args)
-        return _compile(self, tape, args, traced, result)
+    def _trace(self, call) -> Trace:
+        tape, traced, result = self._record(call)
+        return _compile(self, tape, call, traced, result)
 
-    def _record(self, args):
-        """Run `fn` on fresh copies of the arguments under a tracing tape."""
-        for k in self._argnums:
-            if not -len(args) <= k < len(args):
-                raise ValueError(f"argnums {k} is out of range for {len(args)} arguments")
+    def _record(self, call):
+        """Run `fn` on fresh copies of the arguments under a tracing tape (enclosing tapes
+        paused: what they should record is decided by the caller), then undo the
+        Variable writes the run made."""
+        differentiated = set()
+        if self._kind != "value":
+            for k in self._argnums:
+                leaf = call.leaf_of_argument(k, self._kind)
+                if not isinstance(call.leaves[leaf], (Tensor, Variable, np.ndarray, np.generic,
+                                                      int, float, complex)):
+                    raise TypeError(f"tapec.{self._kind}: argument {k} is a "
+                                    f"{type(call.leaves[leaf]).__name__}; only tensor "
+                                    "arguments can be differentiated")
+                differentiated.add(leaf)
         self.trace_count += 1
-        tape = _TracingTape()
+        tape = TracingTape()
         traced = []
-        with tape:
-            for k, a in enumerate(args):
-                if isinstance(a, Variable) and (self._kind == "value" or
-                                                k not in self._argnums):
-                    traced.append(a)       # stays a Variable: tapes inside f can watch it
-                elif isinstance(a, (Tensor, Variable, np.ndarray, np.generic)):
-                    t = Tensor._eager(_to_array(_value_of(a), None, "tapec.function"))
-                    tape.watch_argument(t)
-                    traced.append(t)
-                else:
-                    traced.append(a)
-            result = self._fn(*traced)
+        enclosing = context._state.tapes
+        context._state.tapes = []
+        try:
+            with tape:
+                for k, a in enumerate(call.leaves):
+                    if isinstance(a, Variable) and k not in differentiated:
+                        traced.append(a)       # stays a Variable: tapes inside f can watch it
+                    elif isinstance(a, (Tensor, Variable, np.ndarray, np.generic)) or (
+                            k in differentiated and isinstance(a, (float, complex))):
+                        t = Tensor._eager(_to_array(_value_of(a) if not isinstance(
+                            a, (float, complex)) else a, None, "tapec.function"))
+                        tape.watch_argument(t)
+                        traced.append(t)
+                    else:
+                        traced.append(a)
+                args, kwargs = call.rebuild(traced)
+                result = self._fn(*args, **kwargs)
+        finally:
+            context._state.tapes = enclosing
+            tape.undo_writes()
         return tape, traced, result
 
+    def _inline(self, call):
+        """Trace on the given tensors and evaluate the program through the public ops,
+        so the recording tapes see every op (composition with enclosing derivatives)."""
+        tape, traced, result = self._record(call)
+        low = _lower(self, tape, call, traced, result)
+        outputs, structure = low.derive(self._kind)
+        written = list(low.effects)
+        roots = low.guards + outputs + [node for _, node in written]
+        leaf_tensors = {}
 
-def _parameter_names(fn, count):
+        def fed_value(node):
+            key = low.feeds.get(node)
+            if key is None:
+                return None
+            kind, k = key
+            if kind == "variable":
+                return low.variables[k].read_value()
+            if kind == "captured":
+                return low.captured_tensors[k]
+            if k not in leaf_tensors:
+                leaf_tensors[k] = _as_tensor(call.leaves[k], traced[k])
+            return leaf_tensors[k]
+
+        values = interpret(roots, fed_value, propagate_guard)
+        n = len(low.guards)
+        for (variable, _), value in zip(written, values[n + len(outputs):]):
+            variable.assign(value)
+        return nest.pack_sequence_as(structure, values[n:n + len(outputs)])
+
+
+def _as_tensor(leaf, traced):
+    """The tensor a traced argument stands for in an enclosing recording."""
+    if isinstance(leaf, Variable):
+        return leaf.read_value()
+    if isinstance(leaf, Tensor):
+        return leaf
+    return Tensor._eager(traced._value)
+
+
+def _signature_specs(input_signature):
+    specs = nest.flatten(list(input_signature))
+    for spec in specs:
+        if not isinstance(spec, TensorSpec):
+            raise TypeError(f"tapec.function: input_signature must hold tapec.TensorSpec "
+                            f"objects, got {type(spec).__name__}")
+    return list(input_signature)
+
+
+def _parameter_names(fn) -> list:
+    """The function's positional parameter names, as safe identifiers."""
     try:
-        names = list(inspect.signature(fn).parameters)
+        parameters = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):
-        names = []
-    return [_identifier(names[i] if i < len(names) else f"arg{i}", f"arg{i}")
-            for i in range(count)]
+        return []
+    return [_identifier(p.name, f"arg{k}") for k, p in enumerate(parameters)
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
 
 
 class Lowered:
@@ -247,42 +438,56 @@ class Lowered:
     (`tapec.export`) print their own way.
 
     `nodes` maps tape ids to IR nodes (the forward values, in recording order); `feeds`
-    maps leaf nodes to their argument keys, ("arg", i), ("variable", handle id) or
-    ("captured", k) with `captured[k]` the array and `captured_ids[k]` its tensor id;
-    `guards` are guard nodes; `derive(kind)` builds the outputs of a kind.
+    maps leaf nodes to their argument keys, ("arg", i) for leaf i of the call,
+    ("variable", handle id) or ("captured", k) with `captured[k]` the array,
+    `captured_tensors[k]` the tensor it came from and `captured_ids[k]` its id;
+    `guards` are guard nodes; `effects` lists (Variable, node of its final value) for
+    every Variable the trace wrote; `derive(kind)` builds the outputs of a kind.
     """
 
-    def __init__(self, function, tape, args, traced, result, flat, builder, nodes, feeds,
-                 captured, captured_ids, guards, node_of):
-        self.function, self.tape, self.args, self.traced = function, tape, args, traced
+    def __init__(self, function, tape, call, traced, result, flat, builder, nodes, feeds,
+                 captured_tensors, guards, effects, node_of):
+        self.function, self.tape, self.call, self.traced = function, tape, call, traced
+        self.args = call.leaves
         self.result, self.flat, self.builder, self.nodes = result, flat, builder, nodes
-        self.feeds, self.captured, self.captured_ids = feeds, captured, captured_ids
-        self.guards, self.node_of = guards, node_of
+        self.feeds, self.captured_tensors = feeds, captured_tensors
+        self.guards, self.effects, self.node_of = guards, effects, node_of
         self.variables = dict(tape._variables)
-        self.arg_names = _parameter_names(function._fn, len(args))
+        self.arg_names = [_identifier(n, f"arg{i}") for i, n in enumerate(call.names)]
+
+    @property
+    def captured(self):
+        return [t._value for t in self.captured_tensors]
+
+    @property
+    def captured_ids(self):
+        return [t._id for t in self.captured_tensors]
 
     def derive(self, kind):
         """(IR outputs, structure) for `kind`, one of the `_KINDS`."""
         with self.builder:
-            return _derivatives(self.function, self.traced, self.flat, self.result,
-                                self.node_of, kind)
+            return _derivatives(self.function, self.call, self.traced, self.flat,
+                                self.result, self.node_of, kind)
 
 
 def lower(fn, args, argnums=0) -> Lowered:
     """Trace `fn` on `args` once and return the trace as IR (see `Lowered`)."""
     function = Function(_plain(fn), "value", argnums)
-    tape, traced, result = function._record(tuple(args))
-    return _lower(function, tape, args, traced, result)
+    call = Call(tuple(args), {}, function._parameters)
+    for k in function._argnums:
+        call.leaf_of_argument(k, "export")        # argnums in range, before tracing
+    tape, traced, result = function._record(call)
+    return _lower(function, tape, call, traced, result)
 
 
-def _lower(function, tape, args, traced, result) -> Lowered:
+def _lower(function, tape, call, traced, result) -> Lowered:
     flat = [r if r is None or isinstance(r, Tensor) else
             Tensor._eager(_to_array(r, None, "result")) for r in nest.flatten(result)]
     g = tape._graph
-    builder, nodes, feeds, captured, captured_ids = Builder(), {}, {}, [], []
+    builder, nodes, feeds, captured = Builder(), {}, {}, []
     arg_index = {t._id: i for i, t in enumerate(traced) if isinstance(t, Tensor)}
     with builder:
-        for node_id in sorted(g):
+        for node_id in g.ids:
             r = g[node_id]
             if r.op is READ_VARIABLE:
                 # A read is fed with the Variable's value at call time.
@@ -300,8 +505,7 @@ def _lower(function, tape, args, traced, result) -> Lowered:
                     feeds[node] = ("arg", arg_index[node_id])
                 elif r.attrs.get("kind") != "variable":
                     feeds[node] = ("captured", len(captured))
-                    captured.append(tape._tensors[node_id]._value)
-                    captured_ids.append(node_id)
+                    captured.append(tape._tensors[node_id])
             nodes[node_id] = node
 
         def node_of(t):
@@ -310,46 +514,53 @@ def _lower(function, tape, args, traced, result) -> Lowered:
             node = builder.node(PLACEHOLDER, (), {"slot": t._id, "shape": t._shape,
                                                   "dtype": t._dtype.str}, t._shape, t._dtype)
             feeds[node] = ("captured", len(captured))
-            captured.append(t._value)
-            captured_ids.append(t._id)
+            captured.append(t)
             nodes[t._id] = node
             return node
 
         guards = [builder.node(GUARD, (nodes[i],), {"expected": v}, (), np.dtype(bool))
                   for i, v in tape.guards]
-    return Lowered(function, tape, args, traced, result, flat, builder, nodes, feeds,
-                   captured, captured_ids, guards, node_of)
+        effects = [(variable, node_of(value)) for variable, value in tape.assigned.values()]
+    return Lowered(function, tape, call, traced, result, flat, builder, nodes, feeds,
+                   captured, guards, effects, node_of)
 
 
-def _compile(function, tape, args, traced, result) -> Trace:
-    low = _lower(function, tape, args, traced, result)
+def _compile(function, tape, call, traced, result) -> Trace:
+    low = _lower(function, tape, call, traced, result)
     outputs, structure = low.derive(function._kind)
+    written = [node for _, node in low.effects]
     with low.builder:
-        outputs = simplify(outputs, low.feeds, low.builder, config.simplify_setting())
+        simplified = simplify(outputs + written, low.feeds, low.builder,
+                              config.simplify_setting())
     arg_names = {("arg", i): n for i, n in enumerate(low.arg_names)}
     title = f"{function._kind} of {getattr(function._fn, '__name__', 'f')}"
-    source, keys = emit(low.guards + outputs, low.feeds, "function", title, arg_names)
+    source, keys = emit(low.guards + simplified, low.feeds, "function", title, arg_names)
     dtypes = [None if o is None else o.dtype for o in outputs]
     return Trace(compile_function(source, "function"), source, keys, low.captured,
-                 low.variables, len(low.guards), structure, dtypes)
+                 low.variables, len(low.guards), structure, dtypes,
+                 [variable for variable, _ in low.effects])
 
 
-def _derivatives(function, traced, flat, result, node_of, kind=None):
+def _derivatives(function, call, traced, flat, result, node_of, kind=None):
     """IR outputs for `kind` (default: the function's), and the structure to pack them
     into."""
     kind = kind or function._kind
     if kind == "value":
         return [None if t is None else node_of(t) for t in flat], result
-    if len(flat) != 1:
+    if len(flat) != 1 or flat[0] is None:
         raise ValueError(f"tapec.{kind}: the function must return one tensor, got "
                          f"{len(flat)}")
     (out,) = flat
     sources = []
     for k in function._argnums:
-        t = traced[k]
+        t = traced[call.leaf_of_argument(k, kind)]
         if not isinstance(t, Tensor):
             raise TypeError(f"tapec.{kind}: argument {k} is a Python {type(t).__name__}; "
                             "only tensor arguments can be differentiated")
+        if t._dtype.kind not in "fc":
+            raise TypeError(f"tapec.{kind}: argument {k} has dtype {t._dtype.name}; only "
+                            "floating arguments can be differentiated (cast it, e.g. "
+                            "tf.cast(x, tf.float32))")
         sources.append(node_of(t))
     target = node_of(out)
     one = function._single
@@ -407,16 +618,27 @@ def _is_int(value) -> bool:
 
 # --- public constructors ---------------------------------------------------------------
 
-def function(fn=None):
-    """Decorator: trace `fn` once per input signature and replay compiled code."""
-    if fn is None:
-        return function
-    return Function(fn, "value")
+def function(func=None, input_signature=None, autograph=True, jit_compile=None,
+             reduce_retracing=False, experimental_implements=None,
+             experimental_autograph_options=None, experimental_attributes=None,
+             experimental_relax_shapes=None, experimental_compile=None,
+             experimental_follow_type_hints=None, name=None):
+    """Trace `func` once per input signature and replay compiled code (TensorFlow's
+    `tf.function`; usable as `@function` or `@function(input_signature=...)`).
+
+    Python control flow is specialized by guards rather than converted (`autograph`
+    is accepted and has no effect); `jit_compile` is accepted, and tapec always
+    compiles. See docs/functions.md."""
+    def decorate(fn):
+        return Function(fn, "value", input_signature=input_signature, name=name,
+                        jit_compile=jit_compile,
+                        reduce_retracing=bool(reduce_retracing or experimental_relax_shapes))
+    return decorate if func is None else decorate(func)
 
 
 def record(fn, *example_args) -> Function:
     """A `tapec.function` of `fn`, traced now on `example_args`."""
-    f = fn if isinstance(fn, Function) else Function(fn, "value")
+    f = fn if isinstance(fn, Function) and fn._kind == "value" else Function(fn, "value")
     f(*example_args)
     return f
 
@@ -442,4 +664,6 @@ def hessian(f, argnums=0) -> Function:
 
 
 def _plain(f):
-    return f._fn if isinstance(f, Function) else f
+    """A `tapec.function` of `f` is differentiated as `f` itself; a derivative Function
+    (grad, jacobian, ...) is kept, so derivatives compose (grad of grad)."""
+    return f._fn if isinstance(f, Function) and f._kind == "value" else f

@@ -224,6 +224,10 @@ class GradientTape:
                 break
         else:
             return
+        self._add_op(op, inputs, ids, attrs, out)
+
+    def _add_op(self, op, inputs, ids, attrs, out):
+        """Record `out = op(*inputs)`; inputs the tape has not seen become leaves."""
         g = self._graph
         for t in inputs:
             if t._id in g:
@@ -238,7 +242,7 @@ class GradientTape:
         g.add(out._id, _new_record(Record, (op, attrs or _NO_ATTRS, out._shape, out._dtype,
                                             ids)))
         self._tensors[out._id] = out
-        live.add(out._id)
+        self._live.add(out._id)
 
     # --- differentiation ---------------------------------------------------------------
     def _begin_use(self, what):

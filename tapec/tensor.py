@@ -126,22 +126,33 @@ class _Operators:
     def __getitem__(self, index):
         return _shape_ops.getitem(self, index)
 
-    # Python's truth and number protocols read the eager value.
+    # Python's truth and number protocols read the eager value; a trace turns each read
+    # into a guard (see _used).
     def __bool__(self):
-        return _used(self, bool(self._eager_value("bool()")))
+        t, value = self._python_read("bool()")
+        return _used(t, bool(value))
 
     def __float__(self):
-        return _used(self, float(self._eager_value("float()")))
+        t, value = self._python_read("float()")
+        return _used(t, float(value))
 
     def __int__(self):
-        return _used(self, int(self._eager_value("int()")))
+        t, value = self._python_read("int()")
+        return _used(t, int(value))
 
     def __index__(self):
-        value = self._eager_value("index()")
+        t, value = self._python_read("index()")
         if value.dtype.kind not in "iu":
             raise TypeError(f"only integer tensors can be used as an index, got {value.dtype}")
-        _used(self, int(value))
-        return int(value)
+        return _used(t, int(value))
+
+    def _python_read(self, what):
+        """(the tensor read, its value) for Python reading this value: a Variable is read
+        (recorded), so a trace can guard on that read."""
+        if isinstance(self, Variable):
+            t = self.read_value()
+            return t, t._value
+        return self, self._eager_value(what)
 
     def __len__(self):
         shape = self.shape
@@ -154,8 +165,9 @@ class _Operators:
             yield self[i]
 
     def __array__(self, dtype=None, copy=None):
-        value = self._eager_value("numpy conversion")
+        t, value = self._python_read("numpy conversion")
         _warn_if_recorded(self)
+        _used(t, value)
         return value if dtype is None else value.astype(dtype)
 
     # NumPy-style methods, so NumPy code using `x.sum()` or `x.T` records too.
@@ -374,24 +386,50 @@ class Variable(_Operators):
     def _eager_value(self, what: str) -> np.ndarray:
         return self.read_value()._value
 
-    def assign(self, value, read_value=True):
-        """Replace the value; shape and dtype must stay the same."""
-        new = _to_array(value, self._value.dtype, "Variable.assign")
-        if new.shape != self._value.shape:
-            raise ValueError(f"Variable.assign: shape {new.shape} does not match the "
-                             f"variable's shape {self._value.shape}")
-        self._value = new
+    def assign(self, value, use_locking=False, name=None, read_value=True):
+        """Replace the value; shape and dtype must stay the same (TensorFlow's signature:
+        `read_value` is the fourth argument). Inside a `tapec.function` trace the write
+        is part of the compiled program, done by every call."""
+        tracer = _tracer()
+        if tracer is None:
+            new = _to_array(value, self._value.dtype, "Variable.assign")
+            self._check_shape(new.shape, "Variable.assign")
+            self._value = new
+        else:
+            self._write_traced(tracer, _as_tensor_of(value, self._value.dtype,
+                                                     "Variable.assign"), "Variable.assign")
         return self if read_value else None
 
-    def assign_add(self, delta, read_value=True):
+    def assign_add(self, delta, use_locking=False, name=None, read_value=True):
         """Add `delta` (the variable's shape, or one that broadcasts to it)."""
-        return self.assign(self._value + self._delta(delta, "Variable.assign_add"),
-                           read_value)
+        return self._update(delta, np.add, _ew.add, "Variable.assign_add", read_value)
 
-    def assign_sub(self, delta, read_value=True):
+    def assign_sub(self, delta, use_locking=False, name=None, read_value=True):
         """Subtract `delta` (the variable's shape, or one that broadcasts to it)."""
-        return self.assign(self._value - self._delta(delta, "Variable.assign_sub"),
-                           read_value)
+        return self._update(delta, np.subtract, _ew.subtract, "Variable.assign_sub",
+                            read_value)
+
+    def _update(self, delta, combine_arrays, combine, what, read_value):
+        tracer = _tracer()
+        if tracer is None:
+            new = combine_arrays(self._value, self._delta(delta, what))
+            self._value = _to_array(new, self._value.dtype, what)
+        else:
+            delta = _as_tensor_of(delta, self._value.dtype, what)
+            self._delta(delta._value, what)
+            self._write_traced(tracer, combine(self.read_value(), delta), what)
+        return self if read_value else None
+
+    def _write_traced(self, tracer, new: Tensor, what):
+        """A write while tracing: the tracer records it as an effect of the program."""
+        self._check_shape(new._shape, what)
+        tracer._on_variable_assign(self, new)
+        self._value = new._value
+
+    def _check_shape(self, shape, what):
+        if tuple(shape) != self._value.shape:
+            raise ValueError(f"{what}: shape {tuple(shape)} does not match the variable's "
+                             f"shape {self._value.shape}")
 
     def _delta(self, delta, what):
         array = _to_array(delta, self._value.dtype, what)
@@ -415,6 +453,24 @@ class Variable(_Operators):
         return _Reference(self)
 
 
+def _tracer():
+    """The innermost tape tracing a `tapec.function`, if one is recording."""
+    for tape in reversed(context.active_tapes()):
+        if tape._records_everything and tape._recording:
+            return tape
+    return None
+
+
+def _as_tensor_of(value, dtype, what) -> Tensor:
+    """`value` as a tensor of `dtype`: tensors keep their node (a cast is recorded when
+    the dtype differs), anything else is converted."""
+    if isinstance(value, Variable):
+        value = value.read_value()
+    if isinstance(value, Tensor):
+        return value if value._dtype == dtype else _shape_ops.cast(value, dtype)
+    return Tensor._eager(_to_array(value, dtype, what))
+
+
 def _used(t, value):
     """Python control flow read `value` from `t`: tell the tapes (tracing makes a guard)."""
     for tape in context.active_tapes():
@@ -423,7 +479,10 @@ def _used(t, value):
 
 
 def _warn_if_recorded(t):
-    """Converting a recorded tensor to a plain array cuts the gradient: say so."""
+    """Converting a recorded tensor to a plain array cuts the gradient: say so (integer
+    and bool tensors carry no gradient, so converting them, e.g. a shape, cuts nothing)."""
+    if t._dtype.kind not in "fc":
+        return
     tensor_id = getattr(t, "_id", None) if not isinstance(t, Variable) else t._handle_id
     for tape in context.active_tapes():
         if tape._recording and tensor_id in tape._live:

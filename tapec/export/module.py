@@ -40,7 +40,8 @@ from .. import __version__
 from ..autodiff.reverse import gradient_nodes
 from ..codegen.emit import GENERATED_GLOBALS
 from ..codegen.literals import python_literal
-from ..function import GUARD, _plain, _signature, lower
+from ..function import _plain, _signature, lower
+from ..tracing import GUARD, guard_test
 from ..ir import topological_order
 from ..ops.shape import CONSTANT, PLACEHOLDER, fill
 from ..simplify import simplify
@@ -88,8 +89,14 @@ def export(f, example_args, path, *, argnums=0, jacobian=False, hessian=False, n
     if not callable(fn):
         raise TypeError(f"tapec.export: expected a callable, got {type(fn).__name__}")
     args = tuple(example_args) if isinstance(example_args, (tuple, list)) else (example_args,)
-    _signature(args)                     # the same argument check as tapec.function
+    _signature(args, arrays_only=True)   # the argument check of tapec.function
     low = lower(fn, args, argnums)
+    if low.effects:
+        names = ", ".join(sorted({repr(v.name) for v, _ in low.effects}))
+        raise ExportError(f"tapec.export: the function assigns Variable(s) {names}; an "
+                          "exported module is a pure function of its arguments and holds no "
+                          "Variables. Export the update as a function that returns the new "
+                          "values instead (see docs/export.md)")
     module = _Module(low, fn, args, _function_name(fn, name), jacobian, hessian)
     source = module.source()
     _audit(source)
@@ -594,11 +601,9 @@ class _Module:
         """A specialized branch: the value Python saw when tracing, checked at every call."""
         expected = node.attrs["expected"]
         (value,) = node.inputs
-        seen = _number_source(expected)
-        if isinstance(expected, bool):
-            test = f"bool({args[0]}) is not {seen}"
-        else:
-            test = f"{args[0]} != {seen}"
+        test = guard_test(args[0], expected)
+        seen = _number_source(expected) if not isinstance(expected, tuple) else \
+            f"the array {list(expected[2])!r:.40}"
         if value in self.low.feeds or not value.inputs:
             what = args[0]
         else:

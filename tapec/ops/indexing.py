@@ -23,6 +23,7 @@ import math
 
 import numpy as np
 
+from ..tensor import _used
 from .registry import Op, apply, declare, to_tensors
 from .shape import _dtype_name, _int_arg, broadcast_to, cast, reshape, transpose
 
@@ -58,7 +59,9 @@ def _array_item(item):
     if hasattr(item, "_eager_value"):            # Tensor or Variable
         if getattr(item, "_value", 0) is None:
             raise TypeError("getitem: a symbolic tensor cannot be used as an index")
-        array = np.asarray(item._eager_value("getitem index"))
+        # The index becomes structure: a trace guards on the value it read.
+        tensor, array = item._python_read("getitem index")
+        _used(tensor, array)
     elif isinstance(item, (list, np.ndarray)):
         array = np.asarray(item)
         if array.size == 0 and array.dtype.kind == "f":
@@ -83,7 +86,7 @@ def _as_int(value, what):
         return int(value)
     if hasattr(value, "_dtype") and getattr(value, "_value", None) is not None \
             and value._dtype.kind in "iu" and value._shape == ():
-        return int(value._value)
+        return value.__index__()         # a trace guards on the bound it read
     raise TypeError(f"getitem: {what} must be an int; got {type(value).__name__} "
                     f"{value!r:.60}")
 
@@ -260,9 +263,21 @@ SCATTER = declare(Op(
 
 
 def getitem(x, index):
-    """`x[index]` with NumPy semantics: basic indices, integer arrays and boolean masks."""
+    """`x[index]` with NumPy semantics: basic indices, integer arrays and boolean masks.
+
+    An integer tensor of rank >= 1 as the whole index is a `gather` on axis 0 (the same
+    values in NumPy's semantics), so its values stay an input of compiled code instead of
+    structure; any other tensor in an index is structure, guarded when traced."""
     (x,) = to_tensors("getitem", [x])
+    if _is_integer_tensor(index) and len(index.shape) >= 1 and x._shape:
+        return gather(x, index, axis=0)
     return apply(GETITEM, x, index=normalize_index(index))
+
+
+def _is_integer_tensor(item) -> bool:
+    from ..tensor import Tensor, Variable
+    return isinstance(item, (Tensor, Variable)) and item._dtype.kind in "iu" \
+        and getattr(item, "_value", 0) is not None
 
 
 # --- gather and its adjoint, scatter_add -----------------------------------------------

@@ -1,0 +1,172 @@
+"""Graph mode: what a `tapec.function` trace records beyond the ops themselves.
+
+A trace runs the user's function eagerly on fresh copies of its arguments under a
+`TracingTape`, which records every op (differentiable or not) into one program:
+
+* **Guards.** Whenever Python reads a traced value — `if t > 0`, `float(t)`, a tensor
+  used as a shape, an axis, a mask or a slice bound — the tape records the value it
+  saw. The compiled program checks each guard first and returns None when one
+  differs, and the call is traced again: a replay never uses a stale value.
+* **Effects.** `Variable.assign` (and `assign_add` / `assign_sub`) while tracing is a
+  write of a recorded value. A later read of that Variable in the same trace reads the
+  written value, and the program returns each Variable's final value, which every
+  call writes back. The writes made while tracing are undone when the trace ends, so
+  the first call, like every other, performs them exactly once.
+* **Structure.** An op whose inputs are all Python literals (a seed of ones, the
+  identity a jacobian is seeded with) is recorded too, so the simplifier sees it as
+  structure rather than as a captured array.
+
+`interpret` evaluates IR through the public ops, so that enclosing tapes record what
+it computes: how a derivative built symbolically joins an enclosing recording.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import tensor as _tensor_module
+from .ir import topological_order
+from .ops.registry import Op, apply, declare
+from .ops.shape import CONSTANT, FILL, IDENTITY, PLACEHOLDER, READ_VARIABLE
+from .tape import GradientTape
+from .tensor import Tensor
+
+
+def guard_expectation(value):
+    """The hashable form of a value Python read: a Python scalar, or for an array
+    ("array", shape, flat values)."""
+    if isinstance(value, (bool, int, float, complex)) or isinstance(value, tuple):
+        return value          # already a Python scalar, or an expectation
+    array = np.asarray(value)
+    if array.ndim == 0:
+        return array.item()
+    return ("array", array.shape, tuple(array.ravel().tolist()))
+
+
+def guard_test(arg: str, expected) -> str:
+    """Python source that is true when the value named `arg` differs from `expected`."""
+    if isinstance(expected, tuple):
+        _, shape, flat = expected
+        return f"np.shape({arg}) != {shape!r} or np.ravel({arg}).tolist() != {list(flat)!r}"
+    if isinstance(expected, bool):
+        return f"bool({arg}) is not {expected!r}"
+    return f"{arg} != {expected!r}"
+
+
+def _guard_lines(out, args, node):
+    return [f"if {guard_test(args[0], node.attrs['expected'])}:",
+            "    return None      # a guard differs: trace again",
+            f"{out} = True"]
+
+
+GUARD = declare(Op(
+    name="guard", impl=None, infer=lambda x, expected: ((), np.dtype(bool)),
+    numpy_lines=_guard_lines, differentiable=False))
+
+
+class TracingTape(GradientTape):
+    """Records every op on the arguments, every Variable read and write, and the guards."""
+
+    _records_everything = True
+
+    def __init__(self):
+        super().__init__(persistent=True, watch_accessed_variables=True)
+        self.guards = []          # (tensor id, expectation)
+        self.assigned = {}        # handle id -> (Variable, tensor of its latest value)
+        self._before = {}         # handle id -> (Variable, value before the trace wrote it)
+
+    def watch_argument(self, t):
+        self._graph.add_leaf(t._id, PLACEHOLDER, {"kind": "watched"}, t._shape, t._dtype)
+        self._tensors[t._id] = t
+        self._live.add(t._id)
+
+    def _on_op(self, op, inputs, attrs, out):
+        if not self._recording:
+            return
+        ids = tuple([t._id for t in inputs])
+        live = self._live
+        if any(i in live for i in ids) or (ids and all(t._literal for t in inputs)):
+            self._add_op(op, inputs, ids, attrs, out)
+
+    def _on_value_used(self, tensor, value):
+        tensor_id = getattr(tensor, "_id", None)
+        if tensor_id is not None and tensor_id in self._graph and tensor_id in self._live:
+            self.guards.append((tensor_id, guard_expectation(value)))
+
+    def _on_variable_read(self, variable, value):
+        if not self._recording:
+            return
+        handle = variable._handle_id
+        written = self.assigned.get(handle)
+        if written is not None:
+            # A read after a write in the same program reads what was written.
+            self._add_op(IDENTITY, [written[1]], (written[1]._id,), None, value)
+            return
+        if handle not in self._variables:
+            self._watch_variable(variable)       # trainable or not: read at every call
+        self._graph.add_op(value._id, READ_VARIABLE, {}, value._shape, value._dtype,
+                           (handle,))
+        self._tensors[value._id] = value
+        self._live.add(value._id)
+
+    def _on_variable_assign(self, variable, new: Tensor):
+        handle = variable._handle_id
+        if new._id not in self._graph:       # a value computed outside the trace
+            copy = Tensor._eager(new._value)
+            self._add_op(IDENTITY, [new], (new._id,), None, copy)
+            new = copy
+        self._before.setdefault(handle, (variable, variable._value))
+        self.assigned[handle] = (variable, new)
+
+    def undo_writes(self):
+        """Give every Variable the trace wrote its value from before the trace."""
+        for variable, value in self._before.values():
+            variable._value = value
+
+
+def interpret(outputs, fed_value, on_guard=None) -> list:
+    """Evaluate IR `outputs` through the public ops (enclosing tapes record each op).
+
+    `fed_value(node)` gives the tensor for a fed node (or None when the node is not
+    fed, and is computed from its inputs). `on_guard(tensor, expected)` is told the
+    value each guard node checks."""
+    env = {}
+    roots = [o for o in outputs if o is not None]
+    fed = {}
+    for node in topological_order(roots, is_leaf=lambda n: _fed(n, fed, fed_value)):
+        if fed.get(node) is not None:
+            env[node] = fed[node]
+        elif node.op is CONSTANT:
+            env[node] = _literal(node)
+        elif node.op is FILL:
+            # A constant such as a seed of ones stays structure on enclosing tapes (a
+            # `fill` leaf, not a fed value), so their derivatives can fold it away.
+            env[node] = apply(FILL, **node.attrs)
+            env[node]._literal = True
+        elif node.op is GUARD:
+            env[node] = None
+            if on_guard is not None:
+                on_guard(env[node.inputs[0]], node.attrs["expected"])
+        elif "interpret" in node.op.extra:      # ops whose values are not arrays
+            env[node] = node.op.extra["interpret"](*(env[i] for i in node.inputs),
+                                                   **node.attrs)
+        else:
+            env[node] = apply(node.op, *(env[i] for i in node.inputs), **node.attrs)
+    return [None if o is None else env[o] for o in outputs]
+
+
+def _fed(node, fed, fed_value) -> bool:
+    if node not in fed:
+        fed[node] = fed_value(node)
+    return fed[node] is not None
+
+
+def propagate_guard(tensor, expected):
+    """Tell the enclosing tapes that Python read `expected` from `tensor` (an inner
+    trace's guard, so an enclosing trace guards on the same decision)."""
+    _tensor_module._used(tensor, expected)
+
+
+def _literal(node) -> Tensor:
+    value = np.asarray(node.attrs["value"], dtype=node.dtype)
+    value.flags.writeable = False
+    return Tensor._eager(value, literal=True)
