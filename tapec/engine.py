@@ -21,7 +21,6 @@ from .autodiff.reverse import build_adjoints
 from .codegen.cache import CACHE
 from .codegen.emit import compile_function, emit
 from .ir import Builder, topological_order
-from .ops.registry import apply
 from .ops.seeds import diag_seed
 from .ops.shape import (CONSTANT, FILL, PLACEHOLDER, broadcast_to, fill, reshape,
                         transpose)
@@ -266,32 +265,16 @@ def _build(g, pruned, request, differentiable) -> Compiled:
 
 def _interpret(tape, pruned, request, differentiable) -> list:
     """Evaluate the symbolic gradient through the public ops, so enclosing tapes record it."""
+    from .tracing import interpret
     outputs, feeds, _ = _symbolic_graph(tape._graph, pruned, request, differentiable)
-    env = {}
-    for node in topological_order([o for o in outputs if o is not None],
-                                  is_leaf=lambda n: n in feeds):
-        if node in feeds:
-            kind, k = feeds[node]
-            env[node] = tape._tensors[pruned.ids[k]] if kind == "tape" else request.seeds[k]
-        elif node.op is CONSTANT:
-            env[node] = _literal(node)
-        elif node.op is FILL:
-            # A constant such as a seed of ones stays structure on enclosing tapes (a
-            # `fill` leaf, not a fed value), so their derivatives can fold it away.
-            env[node] = apply(FILL, **node.attrs)
-            env[node]._literal = True
-        elif "interpret" in node.op.extra:      # ops whose values are not arrays
-            env[node] = node.op.extra["interpret"](*(env[i] for i in node.inputs),
-                                                   **node.attrs)
-        else:
-            env[node] = apply(node.op, *(env[i] for i in node.inputs), **node.attrs)
-    return [None if o is None else env[o] for o in outputs]
 
-
-def _literal(node) -> Tensor:
-    value = np.asarray(node.attrs["value"], dtype=node.dtype)
-    value.flags.writeable = False
-    return Tensor._eager(value, literal=True)
+    def fed_value(node):
+        key = feeds.get(node)
+        if key is None:
+            return None
+        kind, k = key
+        return tape._tensors[pruned.ids[k]] if kind == "tape" else request.seeds[k]
+    return interpret(outputs, fed_value)
 
 
 def symbolic(tape, request: Request, mode=None):

@@ -111,15 +111,24 @@ class Call:
     """One call's arguments: positional and keyword arguments flattened to `leaves`
     (tensors, Variables, arrays, Python values), and how to rebuild them."""
 
-    __slots__ = ("leaves", "structure", "n_positional", "names")
+    __slots__ = ("leaves", "structure", "n_positional", "_parameter_names", "_flat")
 
     def __init__(self, args, kwargs, parameter_names):
-        self.structure = (tuple(args), dict(kwargs))
-        self.leaves = nest.flatten(self.structure)
+        self.structure = (args, kwargs)
+        # The common call, flat positional tensors, needs no flattening.
+        self._flat = not kwargs and not any(isinstance(a, (list, tuple, dict)) for a in args)
+        self.leaves = list(args) if self._flat else nest.flatten(self.structure)
         self.n_positional = len(args)
-        self.names = _leaf_names(args, kwargs, parameter_names)
+        self._parameter_names = parameter_names
+
+    @property
+    def names(self) -> list:
+        """A parameter name per leaf (nested leaves numbered after their argument)."""
+        return _leaf_names(*self.structure, self._parameter_names)
 
     def key(self) -> tuple:
+        if self._flat:
+            return (len(self.leaves),) + _signature(self.leaves)
         return (_shape_of_structure(self.structure),) + _signature(self.leaves)
 
     def rebuild(self, leaves):
@@ -217,7 +226,8 @@ def _tensor(value, dtype):
 
 
 def _recording_tapes() -> bool:
-    return any(t._recording for t in context.active_tapes())
+    tapes = context._state.tapes
+    return bool(tapes) and any(t._recording for t in tapes)
 
 
 class Function:
@@ -248,6 +258,7 @@ class Function:
         self._bound = weakref.WeakKeyDictionary()     # instance -> Function of a method
         self._recent = collections.deque(maxlen=_TRACING_WINDOW)
         self._warned_retracing = False
+        self._warned_guards = False
         self.trace_count = 0
         self._parameters = _parameter_names(fn)
         _FUNCTIONS.add(self)
@@ -307,8 +318,25 @@ class Function:
         self._note_trace()
         result = trace.run(call.leaves)
         if result is None:
-            raise AssertionError("tapec.function: a fresh trace failed its own guards")
+            return self._disagreeing_trace(call)
         return result
+
+    def _disagreeing_trace(self, call):
+        """The compiled program computed a value Python read while tracing (float(),
+        .numpy(), a branch) differently from the eager run, in the last bits: its guard
+        cannot hold. This call runs the program through the eager ops instead, and
+        the next call traces again."""
+        self._traces.clear()
+        if not self._warned_guards:
+            self._warned_guards = True
+            log.warning(
+                "tapec.function: %s reads a tensor's value in Python (float(), .numpy(), "
+                "bool() or an index), and the compiled program computes that value "
+                "differently in the last bits from the eager run, so the trace cannot be "
+                "replayed; calls run eagerly and trace again. Use tensor ops (tf.where, "
+                "tf.cond-free arithmetic) instead of reading values, or read them outside "
+                "the function.", getattr(self._fn, "__qualname__", repr(self._fn)))
+        return self._inline(call)
 
     def _note_trace(self):
         self._recent.append(True)

@@ -278,6 +278,7 @@ class Tensor(_Operators):
     def numpy(self) -> np.ndarray:
         """The value as a NumPy array (a NumPy scalar for 0-d tensors, as TensorFlow)."""
         value = self._eager_value("numpy()")
+        _used(self, value)            # a trace guards on the value Python read
         return value[()] if value.ndim == 0 else value.copy()
 
     def _eager_value(self, what: str) -> np.ndarray:

@@ -81,6 +81,9 @@ def check_signature(specs, args, kwargs, function_name) -> tuple:
                         f"argument(s), got {len(args)}")
     converted = []
     for k, (arg, spec) in enumerate(zip(args, specs)):
+        if isinstance(spec, TensorSpec):          # a list or array becomes one tensor
+            converted.append(_conform(arg, spec, function_name, k))
+            continue
         arg_leaves, spec_leaves = nest.flatten(arg), nest.flatten(spec)
         if len(arg_leaves) != len(spec_leaves):
             raise ValueError(f"{function_name}: argument {k} does not have the structure of "

@@ -1,0 +1,490 @@
+"""Graph mode: tf.function programs with Variable writes, composed derivatives, no stale
+specialization, and TensorFlow's tf.function surface (docs/functions.md)."""
+import logging
+
+import numpy as np
+import pytest
+
+import tapec
+import tapec as tf
+from tapec.export.module import ExportError
+
+from fd import numeric_gradient
+
+RNG = np.random.default_rng(7)
+
+
+def central_difference(fun, x):
+    """d fun(x) / dx by central differences; `fun` maps a float64 array to a number."""
+    return numeric_gradient(lambda z: f64(fun(z.numpy())), [x], 0)
+
+
+def f64(value):
+    return tf.constant(np.asarray(value, dtype=np.float64))
+
+
+# --- Variable writes are effects of the program ------------------------------------------
+
+def test_assign_add_counter_is_done_by_every_call():
+    w = tf.Variable([1.0, 2.0])
+
+    @tf.function
+    def step(x):
+        w.assign_add(x)
+        return tf.reduce_sum(w)
+
+    results = [float(step(tf.constant([1.0, 1.0]))) for _ in range(3)]
+    assert results == [5.0, 7.0, 9.0]
+    np.testing.assert_array_equal(w.numpy(), [4.0, 5.0])
+    assert step.experimental_get_tracing_count() == 1
+
+
+def test_read_before_and_after_a_write_in_one_program():
+    v = tf.Variable(2.0)
+
+    @tf.function
+    def step():
+        before = v * 1.0
+        v.assign(v * 3.0)
+        after = v + 0.0
+        v.assign_sub(1.0)
+        return before, after
+
+    for expected_before in (2.0, 5.0, 14.0):
+        before, after = step()
+        assert (float(before), float(after)) == (expected_before, 3 * expected_before)
+    assert float(v.numpy()) == 41.0 and step.experimental_get_tracing_count() == 1
+
+
+def _softmax_data():
+    X = RNG.normal(size=(60, 5))
+    Y = np.eye(3)[RNG.integers(0, 3, 60)]
+    return tf.constant(X), tf.constant(Y)
+
+
+def _train_step(W, b, X, Y, lr=0.5):
+    with tf.GradientTape() as tape:
+        logits = tf.matmul(X, W) + b
+        loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits(labels=Y, logits=logits))
+    grad_W, grad_b = tape.gradient(loss, [W, b])
+    W.assign_sub(lr * grad_W)
+    b.assign_sub(lr * grad_b)
+    return loss
+
+
+def test_train_step_in_function_matches_eager_over_calls():
+    X, Y = _softmax_data()
+    eager = [tf.Variable(np.zeros((5, 3))), tf.Variable(np.zeros(3))]
+    traced = [tf.Variable(np.zeros((5, 3))), tf.Variable(np.zeros(3))]
+    step = tf.function(_train_step)
+    eager_losses = [float(_train_step(*eager, X, Y)) for _ in range(6)]
+    traced_losses = [float(step(*traced, X, Y)) for _ in range(6)]
+    np.testing.assert_allclose(traced_losses, eager_losses, rtol=1e-12)
+    assert traced_losses[-1] < traced_losses[0]                 # it trains
+    for e, t in zip(eager, traced):
+        np.testing.assert_allclose(t.numpy(), e.numpy(), rtol=1e-12)
+    assert step.trace_count == 1
+    source = step.source(*traced, X, Y)
+    assert "def function(" in source and source.count("return") == 1   # one program
+
+
+def test_two_variables_updated_together_momentum():
+    x = tf.Variable(np.array([1.0, -2.0]))
+    velocity = tf.Variable(np.zeros(2))
+
+    def step():
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(x * x * x * x)
+        g = tape.gradient(loss, x)
+        velocity.assign(0.9 * velocity - 0.01 * g)
+        x.assign_add(velocity)
+        return loss
+
+    traced = tf.function(step)
+    x_ref, v_ref = np.array([1.0, -2.0]), np.zeros(2)
+    for _ in range(5):
+        loss = traced()
+        assert float(loss) == pytest.approx(np.sum(x_ref ** 4), rel=1e-12)
+        v_ref = 0.9 * v_ref - 0.01 * 4 * x_ref ** 3
+        x_ref = x_ref + v_ref
+    np.testing.assert_allclose(x.numpy(), x_ref, rtol=1e-12)
+    np.testing.assert_allclose(velocity.numpy(), v_ref, rtol=1e-12)
+    assert traced.trace_count == 1
+
+
+def test_a_write_of_a_value_made_outside_the_trace():
+    v = tf.Variable(np.ones(3))
+    reset_to = tf.constant(np.array([1.0, 2.0, 3.0]))
+
+    @tf.function
+    def step(x):
+        total = tf.reduce_sum(v * x)
+        v.assign(reset_to)
+        return total
+
+    assert float(step(f64([1.0, 1.0, 1.0]))) == 3.0
+    v.assign(np.zeros(3))
+    assert float(step(f64([1.0, 1.0, 1.0]))) == 0.0
+    np.testing.assert_array_equal(v.numpy(), [1.0, 2.0, 3.0])
+
+
+def test_assign_takes_tensorflows_positional_arguments():
+    v = tf.Variable(1.0)
+    assert v.assign(2.0, False, None, False) is None        # use_locking, name, read_value
+    assert v.assign_add(1.0, False, "add") is v and float(v.numpy()) == 3.0
+
+
+def test_nested_tape_hessian_in_function_is_right_for_new_values_and_traced_once():
+    A = RNG.normal(size=(6, 6))
+
+    @tf.function
+    def hessian(x):
+        with tf.GradientTape() as outer:
+            outer.watch(x)
+            with tf.GradientTape() as inner:
+                inner.watch(x)
+                y = tf.reduce_sum(tf.sin(x) * tf.linalg.matvec(tf.constant(A), x))
+            g = inner.gradient(y, x)
+        return outer.jacobian(g, x)
+
+    for _ in range(3):
+        x = RNG.normal(size=6)
+        Ax, s, c = A @ x, np.sin(x), np.cos(x)
+        expected = np.diag(-s * Ax) + (c[:, None] * A) + (c[:, None] * A).T
+        np.testing.assert_allclose(hessian(f64(x)).numpy(), expected, rtol=1e-10, atol=1e-12)
+    assert hessian.trace_count == 1
+
+
+def test_nested_tape_hessian_compiles_to_the_closed_form():
+    A = tf.constant(RNG.normal(size=(4, 4)))
+
+    @tf.function
+    def hessian(x):
+        with tf.GradientTape() as outer:
+            outer.watch(x)
+            with tf.GradientTape() as inner:
+                inner.watch(x)
+                y = tf.reduce_sum(x * tf.linalg.matvec(A, x))
+            g = inner.gradient(y, x)
+        return outer.jacobian(g, x)
+
+    x = f64(RNG.normal(size=4))
+    np.testing.assert_allclose(hessian(x).numpy(), A.numpy() + A.numpy().T, rtol=1e-12)
+    if tapec.config.simplify_setting() != "off":
+        assert "@" not in hessian.source(x)  # A + A^T: no product with an identity seed
+
+
+def test_export_of_a_function_that_writes_a_variable_raises(tmp_path):
+    v = tf.Variable(1.0)
+
+    def f(x):
+        v.assign_add(x)
+        return x * 2.0
+
+    with pytest.raises(ExportError, match="assigns Variable"):
+        tf.export(f, (np.float64(1.0),), tmp_path / "m.py")
+    assert float(v.numpy()) == 1.0           # tracing for the export wrote nothing
+
+
+# --- derivatives compose -----------------------------------------------------------------
+
+def test_grad_of_grad_and_third_order():
+    assert float(tapec.grad(tapec.grad(lambda x: x ** 3))(3.0)) == 18.0
+    assert float(tapec.grad(tapec.grad(tapec.grad(lambda x: x ** 4)))(2.0)) == 48.0
+
+
+def _cubic(x):
+    return tf.reduce_sum(tf.sin(x) * x * x)
+
+
+def _cubic_hessian(x):
+    return np.diag(-np.sin(x) * x * x + 4 * np.cos(x) * x + 2 * np.sin(x))
+
+
+def test_jacobian_of_grad_is_the_hessian():
+    x = RNG.normal(size=4)
+    np.testing.assert_allclose(tapec.jacobian(tapec.grad(_cubic))(f64(x)).numpy(),
+                               _cubic_hessian(x), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(tapec.hessian(_cubic)(f64(x)).numpy(), _cubic_hessian(x),
+                               rtol=1e-12, atol=1e-14)
+
+
+def test_tape_around_grad_gives_a_hessian_vector_product():
+    x, v = RNG.normal(size=4), RNG.normal(size=4)
+    xt = f64(x)
+    with tf.GradientTape() as tape:
+        tape.watch(xt)
+        g = tapec.grad(_cubic)(xt)
+    hvp = tape.gradient(g, xt, output_gradients=f64(v))
+    np.testing.assert_allclose(hvp.numpy(), _cubic_hessian(x) @ v, rtol=1e-12)
+
+
+def test_value_and_grad_inside_a_tape_is_connected():
+    x = RNG.normal(size=3)
+    xt = f64(x)
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(xt)
+        value, g = tapec.value_and_grad(_cubic)(xt)
+    np.testing.assert_allclose(tape.gradient(value, xt).numpy(), g.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(tape.jacobian(g, xt).numpy(), _cubic_hessian(x), rtol=1e-12,
+                               atol=1e-14)
+
+
+def test_function_around_grad_and_grad_of_function():
+    x = RNG.normal(size=3)
+    expected = np.sin(x) * 2 * x + np.cos(x) * x * x
+    traced_grad = tf.function(tapec.grad(_cubic))
+    np.testing.assert_allclose(traced_grad(f64(x)).numpy(), expected, rtol=1e-12)
+    np.testing.assert_allclose(tapec.grad(tf.function(_cubic))(f64(x)).numpy(), expected,
+                               rtol=1e-12)
+    np.testing.assert_allclose(tapec.hessian(tf.function(_cubic))(f64(x)).numpy(),
+                               _cubic_hessian(x), rtol=1e-12, atol=1e-14)
+
+
+def test_grad_of_a_closure_over_a_watched_tensor_stays_connected():
+    y = f64(2.0)
+    x = f64(3.0)
+    with tf.GradientTape() as tape:
+        tape.watch(y)
+        g = tapec.grad(lambda x: x * x * y)(x)          # 2 x y
+    assert float(tape.gradient(g, y)) == 6.0
+
+
+def test_function_reading_a_variable_inside_a_tape_is_differentiable():
+    w = tf.Variable(np.array([1.0, 2.0]))
+    loss = tf.function(lambda x: tf.reduce_sum(w * w * x))
+    with tf.GradientTape() as tape:
+        value = loss(f64([3.0, 4.0]))
+    np.testing.assert_allclose(tape.gradient(value, w).numpy(), [6.0, 16.0])
+
+
+def test_grad_of_a_function_with_a_branch_guards_the_enclosing_trace():
+    def f(x):
+        return x * x if x > 0 else -x * x * x
+    gg = tapec.grad(tapec.grad(f))
+    assert float(gg(f64(2.0))) == 2.0
+    assert float(gg(f64(-2.0))) == 12.0      # -6x at -2: the inner branch is guarded too
+    assert float(gg(f64(3.0))) == 2.0
+
+
+def test_second_derivative_against_finite_differences():
+    def f(x):
+        return tf.reduce_sum(tf.tanh(x) * tf.exp(-x * x))
+    x = RNG.normal(size=3)
+    grad = tapec.grad(f)
+    hess = tapec.jacobian(grad)(f64(x)).numpy()
+    numeric = np.stack([central_difference(lambda z: grad(f64(z)).numpy()[i], x)
+                        for i in range(3)])
+    np.testing.assert_allclose(hess, numeric, rtol=1e-6, atol=1e-8)
+
+
+# --- no stale specialization ---------------------------------------------------------------
+
+def _index_loss(x, i):
+    return tf.reduce_sum(x[i] * x[i])
+
+
+X3 = np.array([10.0, 20.0, 30.0])
+
+
+@pytest.mark.parametrize("form", ["function", "grad", "value_and_grad"])
+def test_integer_index_argument_is_an_input(form):
+    make = {"function": tf.function, "grad": tapec.grad, "value_and_grad": tapec.value_and_grad}
+    fn = make[form](_index_loss)
+    for index in ([0, 1], [2, 2], [1]):
+        i = tf.constant(index)
+        expected_value = float(np.sum(X3[index] ** 2))
+        expected_grad = np.zeros(3)
+        np.add.at(expected_grad, index, 2 * X3[index])
+        result = fn(f64(X3), i)
+        if form == "function":
+            assert float(result) == expected_value
+        elif form == "grad":
+            np.testing.assert_array_equal(result.numpy(), expected_grad)
+        else:
+            assert float(result[0]) == expected_value
+            np.testing.assert_array_equal(result[1].numpy(), expected_grad)
+    assert fn.trace_count == 2           # index shape (2,) then (1,): a gather, no retrace
+
+
+@pytest.mark.parametrize("form", ["function", "grad"])
+def test_mask_shape_axis_and_slice_arguments_guard_the_trace(form):
+    make = {"function": tf.function, "grad": tapec.grad}
+
+    def masked(x, mask):
+        return tf.reduce_sum(x[mask] ** 2)
+
+    def reshaped(x, shape):
+        return tf.reduce_sum(tf.reduce_sum(tf.reshape(x, shape), axis=0) ** 2)
+
+    def reduced(x, axis):
+        return tf.reduce_sum(tf.reduce_sum(x, axis=axis) ** 2)
+
+    def sliced(x, stop):
+        return tf.reduce_sum(x[:stop] ** 3)
+
+    x = RNG.normal(size=(2, 3))
+    cases = [  # body, its argument, the values that steer structure, a NumPy reference
+        (masked, x.ravel(), [[True, False, True, True, False, False],
+                             [False, True, False, False, True, True]],
+         lambda v, m: np.sum(v[np.array(m)] ** 2)),
+        (reshaped, x, [[3, 2], [2, 3], [1, 6]],
+         lambda v, s: np.sum(np.sum(v.reshape(s), axis=0) ** 2)),
+        (reduced, x, [0, 1], lambda v, a: np.sum(np.sum(v, axis=a) ** 2)),
+        (sliced, x.ravel(), [2, 5], lambda v, stop: np.sum(v[:stop] ** 3)),
+    ]
+    for body, value, steering, reference in cases:
+        fn = make[form](body)
+        for s in steering:
+            result = fn(f64(value), tf.constant(s))
+            if form == "function":
+                assert float(result) == pytest.approx(reference(value, s), rel=1e-12)
+            else:
+                numeric = central_difference(lambda v: reference(v, s), value)
+                np.testing.assert_allclose(result.numpy(), numeric, rtol=1e-6, atol=1e-8)
+        assert fn.trace_count == len(steering)     # each new value traced again, not replayed
+
+
+def test_export_generalizes_an_index_and_refuses_a_stale_mask(tmp_path):
+    import importlib.util
+
+    def load(path):
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    tf.export(_index_loss, (X3, np.array([0, 1])), tmp_path / "indexed.py", name="loss")
+    indexed = load(tmp_path / "indexed.py")
+    np.testing.assert_array_equal(indexed.grad_loss(X3, np.array([2, 2])),
+                                  [0.0, 0.0, 120.0])
+
+    def masked(x, mask):
+        return tf.reduce_sum(x[mask] ** 2)
+
+    tf.export(masked, (X3, np.array([True, False, True])), tmp_path / "masked.py")
+    module = load(tmp_path / "masked.py")
+    assert module.masked(X3, np.array([True, False, True])) == 1000.0
+    with pytest.raises(ValueError, match="input outside the traced branch: mask"):
+        module.masked(X3, np.array([False, True, True]))
+
+
+# --- TensorFlow's tf.function surface ----------------------------------------------------
+
+def test_methods_bind_self_and_trace_per_instance():
+    class Scale:
+        def __init__(self, factor):
+            self.factor = tf.Variable(factor)
+
+        @tf.function
+        def __call__(self, x):
+            return self.factor * x
+
+    a, b = Scale(2.0), Scale(3.0)
+    assert float(a(tf.constant(5.0))) == 10.0 and float(b(tf.constant(5.0))) == 15.0
+    a.factor.assign(4.0)
+    assert float(a(tf.constant(5.0))) == 20.0
+    assert a.__call__.experimental_get_tracing_count() == 1
+    assert Scale.__call__ is Scale.__dict__["__call__"]
+
+
+def test_zero_argument_functions_and_keyword_arguments():
+    v = tf.Variable(3.0)
+    assert float(tf.function(lambda: v * 2.0)()) == 6.0
+
+    @tf.function
+    def f(x, *, scale=1.0, shift=None):
+        return x * scale if shift is None else x * scale + shift
+
+    x = tf.constant(2.0)
+    assert float(f(x)) == 2.0
+    assert float(f(x, scale=tf.constant(3.0))) == 6.0
+    assert float(f(x, scale=tf.constant(4.0))) == 8.0        # a tensor keyword: no retrace
+    assert float(f(x, shift=tf.constant(1.0))) == 3.0
+    assert f.experimental_get_tracing_count() == 3
+
+
+def test_nested_arguments():
+    @tf.function
+    def f(params, x):
+        return tf.reduce_sum(params["w"] * x + params["b"][0])
+
+    params = {"w": f64([1.0, 2.0]), "b": [f64(0.5)]}
+    assert float(f(params, f64([3.0, 4.0]))) == 12.0
+    params = {"w": f64([2.0, 2.0]), "b": [f64(0.0)]}
+    assert float(f(params, f64([3.0, 4.0]))) == 14.0
+    assert f.trace_count == 1
+
+
+def test_input_signature_converts_and_checks():
+    @tf.function(input_signature=[tf.TensorSpec(shape=[None], dtype=tf.float64)])
+    def f(x):
+        return tf.reduce_sum(x * x)
+
+    assert f(np.array([1.0, 2.0])).dtype == tf.float64
+    assert float(f([1.0, 2.0, 3.0])) == 14.0                 # converted to float64
+    with pytest.raises(ValueError, match="not compatible with the input_signature"):
+        f(np.ones((2, 2)))
+    with pytest.raises(TypeError, match="dtype float32"):
+        f(tf.constant([1.0]))
+    with pytest.raises(TypeError, match="1 argument"):
+        f(np.ones(2), np.ones(2))
+    assert f.input_signature == [tf.TensorSpec([None], tf.float64)]
+    spec = tf.TensorSpec((None, 3))
+    assert spec.is_compatible_with(tf.zeros((5, 3))) and not spec.is_compatible_with(
+        tf.zeros((5, 4)))
+    assert repr(spec) == "TensorSpec(shape=(None, 3), dtype=tf.float32, name=None)"
+
+
+def test_tensorflow_options_are_accepted():
+    f = tf.function(lambda x: x + 1.0, jit_compile=True, reduce_retracing=True,
+                    autograph=False)
+    assert float(f(tf.constant(1.0))) == 2.0
+
+    @tf.function(jit_compile=True)
+    def g(x):
+        return x * 2.0
+    assert float(g(tf.constant(2.0))) == 4.0 and g.python_function(2.0) == 4.0
+
+
+def test_python_numbers_retrace_with_tensorflows_warning(caplog):
+    f = tf.function(lambda x, k: x * k)
+    with caplog.at_level(logging.WARNING, logger="tapec"):
+        for k in range(8):
+            assert float(f(tf.constant(2.0), float(k))) == 2.0 * k
+    assert f.experimental_get_tracing_count() == 8
+    warnings = [r.getMessage() for r in caplog.records if "retracing" in r.getMessage()]
+    assert len(warnings) == 1 and "passing Python objects instead of tensors" in warnings[0]
+    caplog.clear()
+    g = tf.function(lambda x: x * 2.0)
+    with caplog.at_level(logging.WARNING, logger="tapec"):
+        for k in range(8):
+            g(tf.constant(float(k)))
+    assert not caplog.records and g.experimental_get_tracing_count() == 1
+
+
+def test_a_trace_whose_program_disagrees_with_its_guard_runs_eagerly(monkeypatch, caplog):
+    """If the compiled program computes a value Python read (float(loss)) differently
+    in the last bits, its fresh trace fails its own guard: the call must still be
+    right, with its writes done once, and say why it is slow."""
+    import importlib
+    function_module = importlib.import_module("tapec.function")   # (the name is shadowed)
+    v = tf.Variable(np.array([1.0, 2.0]))
+
+    @tf.function
+    def step(x):
+        loss = tf.reduce_sum(v * x)
+        scale = float(loss)                   # a value Python reads: guarded
+        v.assign_add(x)
+        return loss * scale
+
+    real_run = function_module.Trace.run
+    monkeypatch.setattr(function_module.Trace, "run", lambda self, leaves: None)
+    with caplog.at_level(logging.WARNING, logger="tapec"):
+        result = step(f64([1.0, 1.0]))
+    assert float(result) == 9.0
+    np.testing.assert_array_equal(v.numpy(), [2.0, 3.0])        # written once
+    assert any("cannot be replayed" in r.getMessage() for r in caplog.records)
+    monkeypatch.setattr(function_module.Trace, "run", real_run)
+    assert float(step(f64([1.0, 1.0]))) == 25.0
+    np.testing.assert_array_equal(v.numpy(), [3.0, 4.0])
