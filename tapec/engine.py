@@ -16,14 +16,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import config, context, graph
-from .autodiff.batching import vectorize
+from .autodiff.jacobian import jacobian_rows, seed_node
 from .autodiff.reverse import build_adjoints
 from .codegen.cache import CACHE
 from .codegen.emit import compile_function, emit
 from .ir import Builder, topological_order
-from .ops.seeds import diag_seed
-from .ops.shape import (CONSTANT, FILL, PLACEHOLDER, broadcast_to, fill, reshape,
-                        transpose)
+from .lower import is_structure, lower
+from .ops.shape import PLACEHOLDER, fill
 from .simplify import simplify
 from .tensor import Tensor
 
@@ -171,44 +170,47 @@ def _enclosing_tape_records(tape, pruned, seeds) -> bool:
 
 
 def _symbolic_graph(g, pruned, request, differentiable):
-    """The pruned tape graph as IR, plus the symbolic cotangents of the sources."""
+    """The pruned tape graph as IR, plus the symbolic cotangents of the sources.
+
+    On-path values are built from their inputs (and fed the forward values the tape
+    holds, which the emitter uses instead of recomputing them); off-path values are
+    fed leaves."""
     builder = Builder()
-    nodes, feeds = {}, {}
+    feeds = {}
+    on_path_ids = pruned.on_path
+
+    def leaf(node_id, r):
+        if is_structure(r) or (node_id in on_path_ids and r.inputs):
+            return None
+        k = pruned.index[node_id]
+        node = builder.node(PLACEHOLDER, (), {"slot": k, "shape": r.shape,
+                                              "dtype": r.dtype.str}, r.shape, r.dtype)
+        if r.attrs.get("kind") != "variable":       # a variable handle has no value
+            feeds[node] = ("tape", k)
+        return node
+
     with builder:
+        nodes = lower(g, pruned.ids, builder.node, leaf)
         for k, node_id in enumerate(pruned.ids):
-            r = g[node_id]
-            if r.op is CONSTANT or r.op is FILL:
-                ir = builder.node(r.op, (), r.attrs, r.shape, r.dtype)
-            elif node_id in pruned.on_path and r.inputs:
-                ir = builder.node(r.op, tuple(nodes[i] for i in r.inputs), r.attrs, r.shape,
-                                  r.dtype)
-                feeds.setdefault(ir, ("tape", k))
-            else:
-                ir = builder.node(PLACEHOLDER, (), {"slot": k, "shape": r.shape,
-                                                    "dtype": r.dtype.str}, r.shape, r.dtype)
-                if r.attrs.get("kind") != "variable":   # a variable handle has no value
-                    feeds[ir] = ("tape", k)
-            nodes[node_id] = ir
-        seeds, seed_node = [], None
-        for i, (target, seed) in enumerate(zip(request.targets, request.seeds)):
+            if node_id in on_path_ids and g[node_id].inputs:
+                feeds.setdefault(nodes[node_id], ("tape", k))
+        seeds, seed = [], None
+        for i, (target, given) in enumerate(zip(request.targets, request.seeds)):
             if target._id not in pruned.index:
                 continue
             if request.mode != "gradient":
-                seed_node = builder.node(PLACEHOLDER, (), {"seed": "vectorized",
-                                                           "shape": target._shape,
-                                                           "dtype": target._dtype.str},
-                                         target._shape, target._dtype)
-                seed_tensor = Tensor._symbolic(seed_node)
-            elif seed is None:
+                seed = seed_node(target._shape, target._dtype)
+                seed_tensor = Tensor._symbolic(seed)
+            elif given is None:
                 seed_tensor = fill(target._shape, 1, target._dtype)
             else:
-                node = builder.node(PLACEHOLDER, (), {"seed": i, "shape": seed._shape,
-                                                      "dtype": seed._dtype.str},
-                                    seed._shape, seed._dtype)
+                node = builder.node(PLACEHOLDER, (), {"seed": i, "shape": given._shape,
+                                                      "dtype": given._dtype.str},
+                                    given._shape, given._dtype)
                 feeds[node] = ("seed", i)
                 seed_tensor = Tensor._symbolic(node)
             seeds.append((nodes[target._id], seed_tensor))
-        on_path = {nodes[i] for i in pruned.on_path}
+        on_path = {nodes[i] for i in on_path_ids}
         order = topological_order(list(on_path), is_leaf=lambda n: n not in on_path)
         order = [n for n in order if n in on_path]
         sources = [nodes.get(s) if ok else None
@@ -218,36 +220,13 @@ def _symbolic_graph(g, pruned, request, differentiable):
                                     [s for s in reachable if s is not None])
         cotangents = iter(cotangents)
         cotangents = [None if s is None else next(cotangents) for s in reachable]
-        if request.mode != "gradient" and seed_node is not None:
-            cotangents = _vectorized(request, seed_node, cotangents)
+        if request.mode != "gradient" and seed is not None:
+            target = request.targets[0]
+            cotangents = jacobian_rows(
+                cotangents, seed, target._shape, target._dtype,
+                list(zip(request.source_shapes, request.source_dtypes)),
+                batch=request.mode == "batch_jacobian")
     return [_node(c) for c in cotangents], feeds, builder
-
-
-def _vectorized(request, seed_node, cotangents):
-    """The jacobian (or batch jacobian) from the cotangents of one symbolic seed."""
-    target = request.targets[0]
-    if request.mode == "jacobian":
-        size = int(np.prod(target._shape, dtype=np.int64))
-        batched_seed = diag_seed(fill(target._shape, 1, target._dtype))    # the identity
-    else:
-        batch, inner = target._shape[0], target._shape[1:]
-        size = int(np.prod(inner, dtype=np.int64))
-        # Row j seeds element j of every example at once: valid because target[i]
-        # depends only on source[i], and it never forms the [b, y, b, x] jacobian.
-        identity = diag_seed(fill(inner, 1, target._dtype))
-        batched_seed = broadcast_to(reshape(identity, (size, 1) + inner),
-                                    (size, batch) + inner)
-    rows = vectorize(cotangents, seed_node, batched_seed, size)
-    results = []
-    for row, shape in zip(rows, request.source_shapes):
-        if row is None:
-            results.append(None)
-        elif request.mode == "jacobian":
-            results.append(reshape(row, target._shape + tuple(shape)))
-        else:
-            per_example = transpose(row, (1, 0) + tuple(range(2, len(row._shape))))
-            results.append(reshape(per_example, target._shape + tuple(shape)[1:]))
-    return results
 
 
 def _node(t):
@@ -309,16 +288,14 @@ def symbolic_value(tape, target):
         if node_id not in upstream:
             upstream.add(node_id)
             stack.extend(g[node_id].inputs)
-    builder, nodes, leaves = Builder(), {}, {}
-    for node_id in sorted(upstream):
-        r = g[node_id]
-        if r.inputs:
-            nodes[node_id] = builder.node(r.op, tuple(nodes[i] for i in r.inputs), r.attrs,
-                                          r.shape, r.dtype)
-        elif r.op is CONSTANT or r.op is FILL:
-            nodes[node_id] = builder.node(r.op, (), r.attrs, r.shape, r.dtype)
-        else:
-            node = builder.node(PLACEHOLDER, (), {"slot": node_id, "shape": r.shape,
-                                                  "dtype": r.dtype.str}, r.shape, r.dtype)
-            nodes[node_id], leaves[node] = node, node_id
+    builder, leaves = Builder(), {}
+
+    def leaf(node_id, r):
+        if r.inputs or is_structure(r):
+            return None
+        node = builder.node(PLACEHOLDER, (), {"slot": node_id, "shape": r.shape,
+                                              "dtype": r.dtype.str}, r.shape, r.dtype)
+        leaves[node] = node_id
+        return node
+    nodes = lower(g, sorted(upstream), builder.node, leaf)
     return nodes[target._id], leaves

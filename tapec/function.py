@@ -37,12 +37,12 @@ import weakref
 import numpy as np
 
 from . import config, context, nest
-from .autodiff.batching import vectorize
+from .autodiff.jacobian import jacobian_rows, seed_node
 from .autodiff.reverse import gradient_nodes
 from .codegen.emit import GENERATED_GLOBALS, compile_function, emit
 from .ir import Builder
-from .ops.seeds import diag_seed
-from .ops.shape import CONSTANT, FILL, PLACEHOLDER, READ_VARIABLE, fill, reshape
+from .lower import is_structure, lower as lower_recording
+from .ops.shape import PLACEHOLDER, READ_VARIABLE, fill
 from .simplify import simplify
 from .tensor import Tensor, Variable, _to_array
 from .tensor_spec import TensorSpec, check_signature
@@ -512,29 +512,27 @@ def _lower(function, tape, call, traced, result) -> Lowered:
     flat = [r if r is None or isinstance(r, Tensor) else
             Tensor._eager(_to_array(r, None, "result")) for r in nest.flatten(result)]
     g = tape._graph
-    builder, nodes, feeds, captured = Builder(), {}, {}, []
+    builder, feeds, captured = Builder(), {}, []
     arg_index = {t._id: i for i, t in enumerate(traced) if isinstance(t, Tensor)}
+
+    def leaf(node_id, r):
+        if r.inputs or is_structure(r):
+            return None
+        node = builder.node(PLACEHOLDER, (), {"slot": node_id, "shape": r.shape,
+                                              "dtype": r.dtype.str}, r.shape, r.dtype)
+        if node_id in arg_index:
+            feeds[node] = ("arg", arg_index[node_id])
+        elif r.attrs.get("kind") != "variable":        # a handle: its reads are fed
+            feeds[node] = ("captured", len(captured))
+            captured.append(tape._tensors[node_id])
+        return node
+
     with builder:
+        nodes = lower_recording(g, g.ids, builder.node, leaf)
         for node_id in g.ids:
             r = g[node_id]
-            if r.op is READ_VARIABLE:
-                # A read is fed with the Variable's value at call time.
-                node = builder.node(r.op, (nodes[r.inputs[0]],), {}, r.shape, r.dtype)
-                feeds[node] = ("variable", r.inputs[0])
-            elif r.inputs:
-                node = builder.node(r.op, tuple(nodes[i] for i in r.inputs), r.attrs,
-                                    r.shape, r.dtype)
-            elif r.op is CONSTANT or r.op is FILL:
-                node = builder.node(r.op, (), r.attrs, r.shape, r.dtype)
-            else:
-                node = builder.node(PLACEHOLDER, (), {"slot": node_id, "shape": r.shape,
-                                                      "dtype": r.dtype.str}, r.shape, r.dtype)
-                if node_id in arg_index:
-                    feeds[node] = ("arg", arg_index[node_id])
-                elif r.attrs.get("kind") != "variable":
-                    feeds[node] = ("captured", len(captured))
-                    captured.append(tape._tensors[node_id])
-            nodes[node_id] = node
+            if r.op is READ_VARIABLE:      # fed with the Variable's value at call time
+                feeds[nodes[node_id]] = ("variable", r.inputs[0])
 
         def node_of(t):
             if t._id in nodes:
@@ -617,27 +615,17 @@ def _derivatives(function, call, traced, flat, result, node_of, kind=None):
 
 def _nodes(cotangents, sources):
     """Cotangent nodes; an unconnected source gets zeros (a function's gradient is total)."""
-    from .ops.shape import fill as filled
-    return [c._node if c is not None else filled(s.shape, 0, s.dtype)._node
+    return [c._node if c is not None else fill(s.shape, 0, s.dtype)._node
             for c, s in zip(cotangents, sources)]
 
 
 def _jacobian(target, sources):
     """d target / d source for each source, vectorized over the target's elements."""
-    size = int(np.prod(target.shape, dtype=np.int64))
-    seed = Builder.current().node(PLACEHOLDER, (), {"seed": "jacobian", "shape": target.shape,
-                                                    "dtype": target.dtype.str},
-                                  target.shape, target.dtype)
+    seed = seed_node(target.shape, target.dtype)
     cotangents = gradient_nodes(target, sources, Tensor._symbolic(seed))
-    rows = vectorize(cotangents, seed, diag_seed(fill(target.shape, 1, target.dtype)), size)
-    result = []
-    for row, s in zip(rows, sources):
-        if row is None:
-            from .ops.shape import fill as filled
-            result.append(filled(target.shape + s.shape, 0, s.dtype)._node)
-        else:
-            result.append(reshape(row, target.shape + s.shape)._node)
-    return result
+    rows = jacobian_rows(cotangents, seed, target.shape, target.dtype,
+                         [(s.shape, s.dtype) for s in sources], unconnected_zeros=True)
+    return [row._node for row in rows]
 
 
 def _is_int(value) -> bool:

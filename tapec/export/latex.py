@@ -38,6 +38,7 @@ import numpy as np
 
 from .. import engine, nest
 from ..ir import Node, topological_order
+from ..lower import is_structure, lower
 from ..ops.shape import CONSTANT, FILL, PLACEHOLDER, READ_VARIABLE, TRANSPOSE
 from ..ops.sympy_rules import sympy as _sympy
 from ..tensor import Tensor, Variable
@@ -243,6 +244,16 @@ def _leaf_node(key, shape, dtype):
     return Node(PLACEHOLDER, (), {"leaf": key}, tuple(shape), dtype)
 
 
+class _Lookup:
+    """A recording read by `lower` where a tensor may be missing (None: a leaf)."""
+
+    def __init__(self, records):
+        self.records = records
+
+    def __getitem__(self, key):
+        return self.records.get(key)
+
+
 class _Graph:
     """The IR to print, with placeholder leaves replaced by what the tape knows of them:
     a Variable read becomes the Variable, a value the tape computed becomes the recorded
@@ -285,15 +296,16 @@ class _Graph:
             r = self.records.get(k)
             if self._expanded(k, r):
                 stack.extend(r.inputs)
-        for k in sorted(pending):            # tensor ids grow in creation order
-            self._ids[k] = self._build(k, self.records.get(k))
+        # Tensor ids grow in creation order, so sorted ids are inputs first.
+        lower(_Lookup(self.records), sorted(pending), Node, self._leaf_for, nodes=self._ids)
         return self._ids[key]
 
     def _expanded(self, key, r):
         return r is not None and bool(r.inputs) and r.op is not READ_VARIABLE and \
             key not in self.user and key not in self.variables
 
-    def _build(self, key, r):
+    def _leaf_for(self, key, r):
+        """The leaf printed for tensor `key`, or None when it prints as what computed it."""
         if r is None or key in self.user or key in self.variables:
             shape, dtype = (r.shape, r.dtype) if r is not None else ((), np.dtype("f8"))
             return self.leaf(key, shape, dtype)
@@ -302,11 +314,8 @@ class _Graph:
             if handle in self.variables or handle in self.user:
                 return self.leaf(handle, r.shape, r.dtype)
             return self.leaf(key, r.shape, r.dtype)
-        if r.inputs:
-            return Node(r.op, tuple(self._ids[i] for i in r.inputs), r.attrs, r.shape,
-                        r.dtype)
-        if r.op is CONSTANT or r.op is FILL:
-            return Node(r.op, (), r.attrs, r.shape, r.dtype)
+        if r.inputs or is_structure(r):
+            return None
         return self._alias(key, r) or self.leaf(key, r.shape, r.dtype)
 
     def _alias(self, key, r):
