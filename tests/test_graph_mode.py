@@ -1,5 +1,6 @@
 """Graph mode: tf.function programs with Variable writes, composed derivatives, no stale
 specialization, and TensorFlow's tf.function surface (docs/functions.md)."""
+import inspect
 import logging
 
 import numpy as np
@@ -307,9 +308,9 @@ def test_integer_index_argument_is_an_input(form):
     assert fn.trace_count == 2           # index shape (2,) then (1,): a gather, no retrace
 
 
-@pytest.mark.parametrize("form", ["function", "grad"])
+@pytest.mark.parametrize("form", ["function", "grad", "value_and_grad"])
 def test_mask_shape_axis_and_slice_arguments_guard_the_trace(form):
-    make = {"function": tf.function, "grad": tapec.grad}
+    make = {"function": tf.function, "grad": tapec.grad, "value_and_grad": tapec.value_and_grad}
 
     def masked(x, mask):
         return tf.reduce_sum(x[mask] ** 2)
@@ -337,6 +338,9 @@ def test_mask_shape_axis_and_slice_arguments_guard_the_trace(form):
         fn = make[form](body)
         for s in steering:
             result = fn(f64(value), tf.constant(s))
+            if form == "value_and_grad":
+                assert float(result[0]) == pytest.approx(reference(value, s), rel=1e-12)
+                result = result[1]
             if form == "function":
                 assert float(result) == pytest.approx(reference(value, s), rel=1e-12)
             else:
@@ -362,11 +366,25 @@ def test_export_generalizes_an_index_and_refuses_a_stale_mask(tmp_path):
     def masked(x, mask):
         return tf.reduce_sum(x[mask] ** 2)
 
-    tf.export(masked, (X3, np.array([True, False, True])), tmp_path / "masked.py")
-    module = load(tmp_path / "masked.py")
-    assert module.masked(X3, np.array([True, False, True])) == 1000.0
-    with pytest.raises(ValueError, match="input outside the traced branch: mask"):
-        module.masked(X3, np.array([False, True, True]))
+    def reshaped(x, shape):
+        return tf.reduce_sum(tf.reduce_sum(tf.reshape(x, shape), axis=0) ** 2)
+
+    def reduced(x, axis):
+        return tf.reduce_sum(tf.reduce_sum(x, axis=axis) ** 2)
+
+    x = np.arange(6.0).reshape(2, 3)
+    for fn, value, good, bad in [(masked, X3, np.array([True, False, True]),
+                                  np.array([False, True, True])),
+                                 (reshaped, x, np.array([3, 2]), np.array([1, 6])),
+                                 (reduced, x, np.int32(0), np.int32(1))]:
+        path = tmp_path / f"{fn.__name__}.py"
+        tf.export(fn, (value, good), path)
+        module = load(path)
+        assert getattr(module, fn.__name__)(value, good) == pytest.approx(
+            float(fn(f64(value), tf.constant(good))))
+        param = list(inspect.signature(fn).parameters)[1]
+        with pytest.raises(ValueError, match=f"input outside the traced branch: {param}"):
+            getattr(module, f"grad_{fn.__name__}")(value, bad)
 
 
 # --- TensorFlow's tf.function surface ----------------------------------------------------
