@@ -46,7 +46,7 @@ from .ops.shape import PLACEHOLDER, READ_VARIABLE, fill
 from .simplify import simplify
 from .tensor import Tensor, Variable, _to_array
 from .tensor_spec import TensorSpec, check_signature
-from .tracing import GUARD, TracingTape, interpret, propagate_guard
+from .tracing import GUARD, TracingTape, guard_holds, interpret, propagate_guard
 
 log = logging.getLogger("tapec")
 
@@ -61,6 +61,7 @@ def clear_traces():
     """Forget every recorded function's traces (`tapec.clear_cache` calls this)."""
     for f in list(_FUNCTIONS):
         f._traces.clear()
+        f._programs.clear()
 
 
 def _signature(args, arrays_only=False) -> tuple:
@@ -255,6 +256,7 @@ class Function:
             _signature_specs(input_signature)
         self._jit_compile, self._reduce_retracing = jit_compile, bool(reduce_retracing)
         self._traces = {}
+        self._programs = {}          # signature -> [InlineProgram], for enclosing tapes
         self._bound = weakref.WeakKeyDictionary()     # instance -> Function of a method
         self._recent = collections.deque(maxlen=_TRACING_WINDOW)
         self._warned_retracing = False
@@ -305,7 +307,7 @@ class Function:
         call = Call(args, kwargs, self._parameters)
         signature = (config.simplify_setting(),) + call.key()     # checks the arguments
         if _recording_tapes():
-            return self._inline(call)
+            return self._inline(call, signature)
         for trace in self._traces.get(signature, ()):
             result = trace.run(call.leaves)
             if result is not None:
@@ -318,10 +320,10 @@ class Function:
         self._note_trace()
         result = trace.run(call.leaves)
         if result is None:
-            return self._disagreeing_trace(call)
+            return self._disagreeing_trace(call, signature)
         return result
 
-    def _disagreeing_trace(self, call):
+    def _disagreeing_trace(self, call, signature):
         """The compiled program computed a value Python read while tracing (float(),
         .numpy(), a branch) differently from the eager run, in the last bits: its guard
         cannot hold. This call runs the program through the eager ops instead, and
@@ -336,7 +338,7 @@ class Function:
                 "replayed; calls run eagerly and trace again. Use tensor ops (tf.where, "
                 "tf.cond-free arithmetic) instead of reading values, or read them outside "
                 "the function.", getattr(self._fn, "__qualname__", repr(self._fn)))
-        return self._inline(call)
+        return self._inline(call, signature)
 
     def _note_trace(self):
         self._recent.append(True)
@@ -403,43 +405,86 @@ class Function:
             tape.undo_writes()
         return tape, traced, result
 
-    def _inline(self, call):
-        """Trace on the given tensors and evaluate the program through the public ops,
-        so the recording tapes see every op (composition with enclosing derivatives)."""
+    def _inline(self, call, signature):
+        """Evaluate the program of this signature through the public ops on the given
+        tensors, so the recording tapes see every op (composition with enclosing
+        derivatives). The program is traced once per signature, like a compiled one;
+        a guard that differs traces again."""
+        for program in self._programs.get(signature, ()):
+            result = program.run(call)
+            if result is not _GUARD_DIFFERS:
+                return result
         tape, traced, result = self._record(call)
-        low = _lower(self, tape, call, traced, result)
-        outputs, structure = low.derive(self._kind)
-        written = list(low.effects)
-        roots = low.guards + outputs + [node for _, node in written]
+        program = InlineProgram(_lower(self, tape, call, traced, result), self._kind)
+        programs = self._programs.setdefault(signature, [])
+        programs.append(program)
+        del programs[:-_TRACES_PER_SIGNATURE]
+        result = program.run(call)
+        if result is _GUARD_DIFFERS:       # a fresh trace of eager ops cannot disagree
+            raise AssertionError("tapec.function: a fresh trace failed its own guards")
+        return result
+
+
+_GUARD_DIFFERS = object()
+
+
+class _GuardDiffers(Exception):
+    pass
+
+
+class InlineProgram:
+    """A traced program kept as IR, to be evaluated through the public ops under
+    enclosing tapes (see `Function._inline`)."""
+
+    def __init__(self, low, kind):
+        outputs, self.structure = low.derive(kind)
+        self.written = [variable for variable, _ in low.effects]
+        self.roots = low.guards + outputs + [node for _, node in low.effects]
+        self.n_guards, self.n_outputs = len(low.guards), len(outputs)
+        self.feeds, self.variables = low.feeds, low.variables
+        self.captured = low.captured_tensors
+
+    def run(self, call):
         leaf_tensors = {}
 
         def fed_value(node):
-            key = low.feeds.get(node)
+            key = self.feeds.get(node)
             if key is None:
                 return None
             kind, k = key
             if kind == "variable":
-                return low.variables[k].read_value()
+                return self.variables[k].read_value()
             if kind == "captured":
-                return low.captured_tensors[k]
+                return self.captured[k]
             if k not in leaf_tensors:
-                leaf_tensors[k] = _as_tensor(call.leaves[k], traced[k])
+                leaf_tensors[k] = _as_tensor(call.leaves[k])
             return leaf_tensors[k]
 
-        values = interpret(roots, fed_value, propagate_guard)
-        n = len(low.guards)
-        for (variable, _), value in zip(written, values[n + len(outputs):]):
+        try:
+            values = interpret(self.roots, fed_value, _checked_guard)
+        except _GuardDiffers:
+            return _GUARD_DIFFERS
+        n, m = self.n_guards, self.n_outputs
+        for variable, value in zip(self.written, values[n + m:]):
             variable.assign(value)
-        return nest.pack_sequence_as(structure, values[n:n + len(outputs)])
+        return nest.pack_sequence_as(self.structure, values[n:n + m])
 
 
-def _as_tensor(leaf, traced):
-    """The tensor a traced argument stands for in an enclosing recording."""
+def _checked_guard(tensor, expected):
+    """A guard met while interpreting: pass it on to enclosing traces, and stop when the
+    value differs from the one the program was traced with."""
+    if not guard_holds(tensor._value, expected):
+        raise _GuardDiffers
+    propagate_guard(tensor, expected)
+
+
+def _as_tensor(leaf):
+    """The tensor a call's argument stands for in an enclosing recording."""
     if isinstance(leaf, Variable):
         return leaf.read_value()
     if isinstance(leaf, Tensor):
         return leaf
-    return Tensor._eager(traced._value)
+    return Tensor._eager(_to_array(leaf, None, "tapec.function"))
 
 
 def _signature_specs(input_signature):

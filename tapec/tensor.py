@@ -130,21 +130,21 @@ class _Operators:
     # into a guard (see _used).
     def __bool__(self):
         t, value = self._python_read("bool()")
-        return _used(t, bool(value))
+        return bool(_used(t, value))
 
     def __float__(self):
         t, value = self._python_read("float()")
-        return _used(t, float(value))
+        return float(_used(t, value))
 
     def __int__(self):
         t, value = self._python_read("int()")
-        return _used(t, int(value))
+        return int(_used(t, value))
 
     def __index__(self):
         t, value = self._python_read("index()")
         if value.dtype.kind not in "iu":
             raise TypeError(f"only integer tensors can be used as an index, got {value.dtype}")
-        return _used(t, int(value))
+        return int(_used(t, value))
 
     def _python_read(self, what):
         """(the tensor read, its value) for Python reading this value: a Variable is read
@@ -473,7 +473,8 @@ def _as_tensor_of(value, dtype, what) -> Tensor:
 
 
 def _used(t, value):
-    """Python control flow read `value` from `t`: tell the tapes (tracing makes a guard)."""
+    """Python read `value` (the array itself, before any conversion) from `t`: tell the
+    tapes (a trace guards on it). Returns `value`."""
     for tape in context.active_tapes():
         tape._on_value_used(t, value)
     return value

@@ -52,6 +52,13 @@ def guard_test(arg: str, expected) -> str:
     return f"{arg} != {expected!r}"
 
 
+def guard_holds(value, expected) -> bool:
+    """Whether `value` passes a guard that expects `expected` (as `guard_test` checks)."""
+    if isinstance(expected, bool):
+        return bool(np.asarray(value)) is expected
+    return guard_expectation(value) == expected
+
+
 def _guard_lines(out, args, node):
     return [f"if {guard_test(args[0], node.attrs['expected'])}:",
             "    return None      # a guard differs: trace again",

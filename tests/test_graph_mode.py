@@ -506,3 +506,21 @@ def test_a_trace_whose_program_disagrees_with_its_guard_runs_eagerly(monkeypatch
     monkeypatch.setattr(function_module.Trace, "run", real_run)
     assert float(step(f64([1.0, 1.0]))) == 25.0
     np.testing.assert_array_equal(v.numpy(), [3.0, 4.0])
+
+
+def test_function_called_under_a_tape_traces_once_and_guards_its_branches():
+    w = tf.Variable(np.array([1.0, -1.0]))
+
+    @tf.function
+    def model(x):
+        h = w * x
+        return tf.reduce_sum(h * h) if tf.reduce_sum(h) > 0 else tf.reduce_sum(-h)
+
+    # d/dw sum((w x)^2) = 2 w x^2 on the first branch; d/dw sum(-w x) = -x on the other
+    for x, expected in [([3.0, 1.0], [18.0, -2.0]), ([2.0, 1.0], [8.0, -2.0]),
+                        ([1.0, 3.0], [-1.0, -3.0]), ([5.0, 1.0], [50.0, -2.0])]:
+        with tf.GradientTape() as tape:
+            loss = model(f64(x))
+        np.testing.assert_allclose(tape.gradient(loss, w).numpy(), expected)
+    assert model.trace_count == 2             # one per branch, each replayed once
+    assert float(model(f64([3.0, 1.0]))) == 10.0
