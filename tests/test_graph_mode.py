@@ -485,8 +485,7 @@ def test_a_trace_whose_program_disagrees_with_its_guard_runs_eagerly(monkeypatch
     """If the compiled program computes a value Python read (float(loss)) differently
     in the last bits, its fresh trace fails its own guard: the call must still be
     right, with its writes done once, and say why it is slow."""
-    import importlib
-    function_module = importlib.import_module("tapec.function")   # (the name is shadowed)
+    from tapec import program
     v = tf.Variable(np.array([1.0, 2.0]))
 
     @tf.function
@@ -496,14 +495,14 @@ def test_a_trace_whose_program_disagrees_with_its_guard_runs_eagerly(monkeypatch
         v.assign_add(x)
         return loss * scale
 
-    real_run = function_module.Trace.run
-    monkeypatch.setattr(function_module.Trace, "run", lambda self, leaves: None)
+    real_run = program.Trace.run
+    monkeypatch.setattr(program.Trace, "run", lambda self, leaves: None)
     with caplog.at_level(logging.WARNING, logger="tapec"):
         result = step(f64([1.0, 1.0]))
     assert float(result) == 9.0
     np.testing.assert_array_equal(v.numpy(), [2.0, 3.0])        # written once
     assert any("cannot be replayed" in r.getMessage() for r in caplog.records)
-    monkeypatch.setattr(function_module.Trace, "run", real_run)
+    monkeypatch.setattr(program.Trace, "run", real_run)
     assert float(step(f64([1.0, 1.0]))) == 25.0
     np.testing.assert_array_equal(v.numpy(), [3.0, 4.0])
 

@@ -40,7 +40,8 @@ from .. import __version__
 from ..autodiff.reverse import gradient_nodes
 from ..codegen.emit import GENERATED_GLOBALS
 from ..codegen.literals import python_literal
-from ..function import _plain, _signature, lower
+from ..calls import signature
+from ..function import _plain, lower
 from ..tracing import GUARD, guard_test
 from ..ir import topological_order
 from ..ops.shape import CONSTANT, PLACEHOLDER, fill
@@ -89,7 +90,7 @@ def export(f, example_args, path, *, argnums=0, jacobian=False, hessian=False, n
     if not callable(fn):
         raise TypeError(f"tapec.export: expected a callable, got {type(fn).__name__}")
     args = tuple(example_args) if isinstance(example_args, (tuple, list)) else (example_args,)
-    _signature(args, arrays_only=True)   # the argument check of tapec.function
+    signature(args, arrays_only=True)   # the argument check of tapec.function
     low = lower(fn, args, argnums)
     if low.effects:
         names = ", ".join(sorted({repr(v.name) for v, _ in low.effects}))

@@ -1,0 +1,293 @@
+"""A trace as a program: lowered to IR, derived, then compiled or interpreted.
+
+`lower_trace` turns a tracing tape's recording into IR (`Lowered`): the arguments,
+Variables' values and captured tensors are its only inputs, guards and Variable writes
+are part of it. `Lowered.derive(kind)` adds the derivatives a functional form asks for
+(the one reverse pass and the one jacobian seeding). `compile_trace` simplifies and
+emits it as one NumPy function (`Trace`, replayed by plain calls); `InlineProgram`
+keeps the IR to evaluate through the public ops when an enclosing tape must record
+what the call computes.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import config, nest
+from .autodiff.jacobian import jacobian_rows, seed_node
+from .autodiff.reverse import gradient_nodes
+from .calls import identifier, value_of
+from .codegen.emit import compile_function, emit
+from .ir import Builder
+from .lower import is_structure, lower as lower_recording
+from .ops.shape import PLACEHOLDER, READ_VARIABLE, fill
+from .simplify import simplify
+from .tensor import Tensor, Variable, _to_array
+from .tracing import GUARD, guard_holds, interpret, propagate_guard
+
+
+class Trace:
+    """One traced signature: guards, compiled function, how to feed it, and the
+    Variables its program writes."""
+
+    def __init__(self, fn, source, feeds_in_order, captured, variables, n_guards, structure,
+                 dtypes, written):
+        self.fn = fn
+        self.source = source
+        self.feeds = feeds_in_order      # argument keys in parameter order
+        self.captured = captured         # arrays fixed at trace time
+        self.variables = variables       # handle id -> Variable
+        self.n_guards = n_guards
+        self.structure = structure
+        self.dtypes = dtypes
+        self.written = written           # Variables whose new values end the outputs
+
+    def run(self, leaves):
+        values = []
+        for kind, k in self.feeds:
+            if kind == "arg":
+                values.append(value_of(leaves[k]))
+            elif kind == "variable":
+                values.append(self.variables[k]._value)
+            else:
+                values.append(self.captured[k])
+        result = self.fn(*values)
+        if result is None:
+            return None
+        n_out = len(self.dtypes)
+        outputs = [None if v is None else _tensor(v, d) for v, d in
+                   zip(result[self.n_guards:self.n_guards + n_out], self.dtypes)]
+        for variable, value in zip(self.written, result[self.n_guards + n_out:]):
+            variable._value = _frozen(value, variable._value.dtype)
+        return nest.pack_sequence_as(self.structure, outputs)
+
+
+def _frozen(value, dtype):
+    array = np.array(value, dtype=dtype)
+    array.flags.writeable = False
+    return array
+
+
+def _tensor(value, dtype):
+    array = np.asarray(value, dtype=dtype)
+    if array.flags.writeable:
+        array.flags.writeable = False
+    return Tensor._eager(array)
+
+
+GUARD_DIFFERS = object()
+
+
+class _GuardDiffers(Exception):
+    pass
+
+
+class InlineProgram:
+    """A traced program kept as IR, to be evaluated through the public ops under
+    enclosing tapes (see `Function._inline`)."""
+
+    def __init__(self, low, kind):
+        outputs, self.structure = low.derive(kind)
+        self.written = [variable for variable, _ in low.effects]
+        self.roots = low.guards + outputs + [node for _, node in low.effects]
+        self.n_guards, self.n_outputs = len(low.guards), len(outputs)
+        self.feeds, self.variables = low.feeds, low.variables
+        self.captured = low.captured_tensors
+
+    def run(self, call):
+        leaf_tensors = {}
+
+        def fed_value(node):
+            key = self.feeds.get(node)
+            if key is None:
+                return None
+            kind, k = key
+            if kind == "variable":
+                return self.variables[k].read_value()
+            if kind == "captured":
+                return self.captured[k]
+            if k not in leaf_tensors:
+                leaf_tensors[k] = _as_tensor(call.leaves[k])
+            return leaf_tensors[k]
+
+        try:
+            values = interpret(self.roots, fed_value, _checked_guard)
+        except _GuardDiffers:
+            return GUARD_DIFFERS
+        n, m = self.n_guards, self.n_outputs
+        for variable, value in zip(self.written, values[n + m:]):
+            variable.assign(value)
+        return nest.pack_sequence_as(self.structure, values[n:n + m])
+
+
+def _checked_guard(tensor, expected):
+    """A guard met while interpreting: pass it on to enclosing traces, and stop when the
+    value differs from the one the program was traced with."""
+    if not guard_holds(tensor._value, expected):
+        raise _GuardDiffers
+    propagate_guard(tensor, expected)
+
+
+def _as_tensor(leaf):
+    """The tensor a call's argument stands for in an enclosing recording."""
+    if isinstance(leaf, Variable):
+        return leaf.read_value()
+    if isinstance(leaf, Tensor):
+        return leaf
+    return Tensor._eager(_to_array(leaf, None, "tapec.function"))
+
+
+class Lowered:
+    """A trace as IR before simplification: what `compile_trace` emits, and what other printers
+    (`tapec.export`) print their own way.
+
+    `nodes` maps tape ids to IR nodes (the forward values, in recording order); `feeds`
+    maps leaf nodes to their argument keys, ("arg", i) for leaf i of the call,
+    ("variable", handle id) or ("captured", k) with `captured[k]` the array,
+    `captured_tensors[k]` the tensor it came from and `captured_ids[k]` its id;
+    `guards` are guard nodes; `effects` lists (Variable, node of its final value) for
+    every Variable the trace wrote; `derive(kind)` builds the outputs of a kind.
+    """
+
+    def __init__(self, function, tape, call, traced, result, flat, builder, nodes, feeds,
+                 captured_tensors, guards, effects, node_of):
+        self.function, self.tape, self.call, self.traced = function, tape, call, traced
+        self.args = call.leaves
+        self.result, self.flat, self.builder, self.nodes = result, flat, builder, nodes
+        self.feeds, self.captured_tensors = feeds, captured_tensors
+        self.guards, self.effects, self.node_of = guards, effects, node_of
+        self.variables = dict(tape._variables)
+        self.arg_names = [identifier(n, f"arg{i}") for i, n in enumerate(call.names)]
+
+    @property
+    def captured(self):
+        return [t._value for t in self.captured_tensors]
+
+    @property
+    def captured_ids(self):
+        return [t._id for t in self.captured_tensors]
+
+    def derive(self, kind):
+        """(IR outputs, structure) for `kind`, one of the `_KINDS`."""
+        with self.builder:
+            return _derivatives(self.function, self.call, self.traced, self.flat,
+                                self.result, self.node_of, kind)
+
+
+def lower_trace(function, tape, call, traced, result) -> Lowered:
+    flat = [r if r is None or isinstance(r, Tensor) else
+            Tensor._eager(_to_array(r, None, "result")) for r in nest.flatten(result)]
+    g = tape._graph
+    builder, feeds, captured = Builder(), {}, []
+    arg_index = {t._id: i for i, t in enumerate(traced) if isinstance(t, Tensor)}
+
+    def leaf(node_id, r):
+        if r.inputs or is_structure(r):
+            return None
+        node = builder.node(PLACEHOLDER, (), {"slot": node_id, "shape": r.shape,
+                                              "dtype": r.dtype.str}, r.shape, r.dtype)
+        if node_id in arg_index:
+            feeds[node] = ("arg", arg_index[node_id])
+        elif r.attrs.get("kind") != "variable":        # a handle: its reads are fed
+            feeds[node] = ("captured", len(captured))
+            captured.append(tape._tensors[node_id])
+        return node
+
+    with builder:
+        nodes = lower_recording(g, g.ids, builder.node, leaf)
+        for node_id in g.ids:
+            r = g[node_id]
+            if r.op is READ_VARIABLE:      # fed with the Variable's value at call time
+                feeds[nodes[node_id]] = ("variable", r.inputs[0])
+
+        def node_of(t):
+            if t._id in nodes:
+                return nodes[t._id]
+            node = builder.node(PLACEHOLDER, (), {"slot": t._id, "shape": t._shape,
+                                                  "dtype": t._dtype.str}, t._shape, t._dtype)
+            feeds[node] = ("captured", len(captured))
+            captured.append(t)
+            nodes[t._id] = node
+            return node
+
+        guards = [builder.node(GUARD, (nodes[i],), {"expected": v}, (), np.dtype(bool))
+                  for i, v in tape.guards]
+        effects = [(variable, node_of(value)) for variable, value in tape.assigned.values()]
+    return Lowered(function, tape, call, traced, result, flat, builder, nodes, feeds,
+                   captured, guards, effects, node_of)
+
+
+def compile_trace(function, tape, call, traced, result) -> Trace:
+    low = lower_trace(function, tape, call, traced, result)
+    outputs, structure = low.derive(function._kind)
+    written = [node for _, node in low.effects]
+    with low.builder:
+        simplified = simplify(outputs + written, low.feeds, low.builder,
+                              config.simplify_setting())
+    arg_names = {("arg", i): n for i, n in enumerate(low.arg_names)}
+    title = f"{function._kind} of {getattr(function._fn, '__name__', 'f')}"
+    source, keys = emit(low.guards + simplified, low.feeds, "function", title, arg_names)
+    dtypes = [None if o is None else o.dtype for o in outputs]
+    return Trace(compile_function(source, "function"), source, keys, low.captured,
+                 low.variables, len(low.guards), structure, dtypes,
+                 [variable for variable, _ in low.effects])
+
+
+def _derivatives(function, call, traced, flat, result, node_of, kind=None):
+    """IR outputs for `kind` (default: the function's), and the structure to pack them
+    into."""
+    kind = kind or function._kind
+    if kind == "value":
+        return [None if t is None else node_of(t) for t in flat], result
+    if len(flat) != 1 or flat[0] is None:
+        raise ValueError(f"tapec.{kind}: the function must return one tensor, got "
+                         f"{len(flat)}")
+    (out,) = flat
+    sources = []
+    for k in function._argnums:
+        t = traced[call.leaf_of_argument(k, kind)]
+        if not isinstance(t, Tensor):
+            raise TypeError(f"tapec.{kind}: argument {k} is a Python {type(t).__name__}; "
+                            "only tensor arguments can be differentiated")
+        if t._dtype.kind not in "fc":
+            raise TypeError(f"tapec.{kind}: argument {k} has dtype {t._dtype.name}; only "
+                            "floating arguments can be differentiated (cast it, e.g. "
+                            "tf.cast(x, tf.float32))")
+        sources.append(node_of(t))
+    target = node_of(out)
+    one = function._single
+    if kind in ("grad", "value_and_grad", "hessian") and (
+            out._shape != () or out._dtype.kind not in "fc"):
+        raise TypeError(f"tapec.{kind}: the function must return a floating scalar, got "
+                        f"shape {out._shape} dtype {out._dtype.name}; use "
+                        "tapec.jacobian for other outputs")
+    if kind in ("grad", "value_and_grad"):
+        grads = _nodes(gradient_nodes(target, sources, fill((), 1, out._dtype)), sources)
+        packed = grads[0] if one else tuple(grads)
+        if kind == "grad":
+            return grads, (packed if one else tuple(grads))
+        return [target] + grads, (out, packed if one else tuple(grads))
+    if kind == "jacobian":
+        jac = _jacobian(target, sources)
+        return jac, (jac[0] if one else tuple(jac))
+    # hessian: the jacobian of the gradient
+    grads = _nodes(gradient_nodes(target, sources, fill((), 1, out._dtype)), sources)
+    rows = [_jacobian(g, sources) for g in grads]
+    flat_h = [h for row in rows for h in row]
+    if one:
+        return flat_h, flat_h[0]
+    return flat_h, tuple(tuple(row) for row in rows)
+
+
+def _nodes(cotangents, sources):
+    """Cotangent nodes; an unconnected source gets zeros (a function's gradient is total)."""
+    return [c._node if c is not None else fill(s.shape, 0, s.dtype)._node
+            for c, s in zip(cotangents, sources)]
+
+
+def _jacobian(target, sources):
+    """d target / d source for each source, vectorized over the target's elements."""
+    seed = seed_node(target.shape, target.dtype)
+    cotangents = gradient_nodes(target, sources, Tensor._symbolic(seed))
+    rows = jacobian_rows(cotangents, seed, target.shape, target.dtype,
+                         [(s.shape, s.dtype) for s in sources], unconnected_zeros=True)
+    return [row._node for row in rows]
