@@ -135,19 +135,24 @@ def test_assign_takes_tensorflows_positional_arguments():
     assert v.assign_add(1.0, False, "add") is v and float(v.numpy()) == 3.0
 
 
-def test_nested_tape_hessian_in_function_is_right_for_new_values_and_traced_once():
-    A = RNG.normal(size=(6, 6))
-
+def _nested_tape_hessian(f):
+    """The Hessian of f as a TF user writes it: nested tapes inside tf.function."""
     @tf.function
     def hessian(x):
         with tf.GradientTape() as outer:
             outer.watch(x)
             with tf.GradientTape() as inner:
                 inner.watch(x)
-                y = tf.reduce_sum(tf.sin(x) * tf.linalg.matvec(tf.constant(A), x))
+                y = f(x)
             g = inner.gradient(y, x)
         return outer.jacobian(g, x)
+    return hessian
 
+
+def test_nested_tape_hessian_in_function_is_right_for_new_values_and_traced_once():
+    A = RNG.normal(size=(6, 6))
+    hessian = _nested_tape_hessian(
+        lambda x: tf.reduce_sum(tf.sin(x) * tf.linalg.matvec(tf.constant(A), x)))
     for _ in range(3):
         x = RNG.normal(size=6)
         Ax, s, c = A @ x, np.sin(x), np.cos(x)
@@ -158,17 +163,7 @@ def test_nested_tape_hessian_in_function_is_right_for_new_values_and_traced_once
 
 def test_nested_tape_hessian_compiles_to_the_closed_form():
     A = tf.constant(RNG.normal(size=(4, 4)))
-
-    @tf.function
-    def hessian(x):
-        with tf.GradientTape() as outer:
-            outer.watch(x)
-            with tf.GradientTape() as inner:
-                inner.watch(x)
-                y = tf.reduce_sum(x * tf.linalg.matvec(A, x))
-            g = inner.gradient(y, x)
-        return outer.jacobian(g, x)
-
+    hessian = _nested_tape_hessian(lambda x: tf.reduce_sum(x * tf.linalg.matvec(A, x)))
     x = f64(RNG.normal(size=4))
     np.testing.assert_allclose(hessian(x).numpy(), A.numpy() + A.numpy().T, rtol=1e-12)
     if tapec.config.simplify_setting() != "off":
@@ -308,21 +303,26 @@ def test_integer_index_argument_is_an_input(form):
     assert fn.trace_count == 2           # index shape (2,) then (1,): a gather, no retrace
 
 
+# Functions whose second argument steers structure: a mask, a shape, an axis, a bound.
+def masked(x, mask):
+    return tf.reduce_sum(x[mask] ** 2)
+
+
+def reshaped(x, shape):
+    return tf.reduce_sum(tf.reduce_sum(tf.reshape(x, shape), axis=0) ** 2)
+
+
+def reduced(x, axis):
+    return tf.reduce_sum(tf.reduce_sum(x, axis=axis) ** 2)
+
+
+def sliced(x, stop):
+    return tf.reduce_sum(x[:stop] ** 3)
+
+
 @pytest.mark.parametrize("form", ["function", "grad", "value_and_grad"])
 def test_mask_shape_axis_and_slice_arguments_guard_the_trace(form):
     make = {"function": tf.function, "grad": tapec.grad, "value_and_grad": tapec.value_and_grad}
-
-    def masked(x, mask):
-        return tf.reduce_sum(x[mask] ** 2)
-
-    def reshaped(x, shape):
-        return tf.reduce_sum(tf.reduce_sum(tf.reshape(x, shape), axis=0) ** 2)
-
-    def reduced(x, axis):
-        return tf.reduce_sum(tf.reduce_sum(x, axis=axis) ** 2)
-
-    def sliced(x, stop):
-        return tf.reduce_sum(x[:stop] ** 3)
 
     x = RNG.normal(size=(2, 3))
     cases = [  # body, its argument, the values that steer structure, a NumPy reference
@@ -362,15 +362,6 @@ def test_export_generalizes_an_index_and_refuses_a_stale_mask(tmp_path):
     indexed = load(tmp_path / "indexed.py")
     np.testing.assert_array_equal(indexed.grad_loss(X3, np.array([2, 2])),
                                   [0.0, 0.0, 120.0])
-
-    def masked(x, mask):
-        return tf.reduce_sum(x[mask] ** 2)
-
-    def reshaped(x, shape):
-        return tf.reduce_sum(tf.reduce_sum(tf.reshape(x, shape), axis=0) ** 2)
-
-    def reduced(x, axis):
-        return tf.reduce_sum(tf.reduce_sum(x, axis=axis) ** 2)
 
     x = np.arange(6.0).reshape(2, 3)
     for fn, value, good, bad in [(masked, X3, np.array([True, False, True]),
