@@ -34,7 +34,7 @@ import numpy as np
 
 from . import config, context, nest
 from .calls import Call, parameter_names, value_of
-from .program import GUARD_DIFFERS, InlineProgram, Lowered, Trace, compile_trace, lower_trace
+from .program import GUARD_DIFFERS, Lowered, Program, lower_trace
 from .tensor import Tensor, Variable, _to_array
 from .tensor_spec import TensorSpec, check_signature
 from .tracing import TracingTape
@@ -52,7 +52,6 @@ def clear_traces():
     """Forget every recorded function's traces (`tapec.clear_cache` calls this)."""
     for f in list(_FUNCTIONS):
         f._traces.clear()
-        f._programs.clear()
 
 
 def _recording_tapes() -> bool:
@@ -84,8 +83,7 @@ class Function:
         self._input_signature = None if input_signature is None else \
             _signature_specs(input_signature)
         self._jit_compile, self._reduce_retracing = jit_compile, bool(reduce_retracing)
-        self._traces = {}
-        self._programs = {}          # signature -> [InlineProgram], for enclosing tapes
+        self._traces = {}            # signature -> [Program], newest last
         self._bound = weakref.WeakKeyDictionary()     # instance -> Function of a method
         self._recent = collections.deque(maxlen=_TRACING_WINDOW)
         self._warned_retracing = False
@@ -135,29 +133,32 @@ class Function:
             args = check_signature(self._input_signature, args, kwargs, self.__name__)
         call = Call(args, kwargs, self._parameters)
         signature = (config.simplify_setting(),) + call.key()     # checks the arguments
-        if _recording_tapes():
-            return self._inline(call, signature)
-        for trace in self._traces.get(signature, ()):
-            result = trace.run(call.leaves)
-            if result is not None:
+        # Under a recording tape a program runs through the public ops (so the tape
+        # records it); otherwise its compiled function replays.
+        interpreted = _recording_tapes()
+        for program in self._traces.get(signature, ()):
+            result = _run(program, call, interpreted)
+            if result is not GUARD_DIFFERS:
                 self._recent.append(False)
                 return result
-        trace = self._trace(call)
-        traces = self._traces.setdefault(signature, [])
-        traces.append(trace)
-        del traces[:-_TRACES_PER_SIGNATURE]
+        program = self._trace(call)
+        programs = self._traces.setdefault(signature, [])
+        programs.append(program)
+        del programs[:-_TRACES_PER_SIGNATURE]
         self._note_trace()
-        result = trace.run(call.leaves)
-        if result is None:
-            return self._disagreeing_trace(call, signature)
+        result = _run(program, call, interpreted)
+        if result is GUARD_DIFFERS:
+            if interpreted:            # a fresh trace of eager ops cannot disagree with itself
+                raise AssertionError("tapec.function: a fresh trace failed its own guards")
+            return self._disagreeing_trace(call, signature, program)
         return result
 
-    def _disagreeing_trace(self, call, signature):
+    def _disagreeing_trace(self, call, signature, program):
         """The compiled program computed a value Python read while tracing (float(),
         .numpy(), a branch) differently from the eager run, in the last bits: its guard
         cannot hold. This call runs the program through the eager ops instead, and
         the next call traces again."""
-        self._traces.clear()
+        self._traces.pop(signature, None)
         if not self._warned_guards:
             self._warned_guards = True
             log.warning(
@@ -167,7 +168,7 @@ class Function:
                 "replayed; calls run eagerly and trace again. Use tensor ops (tf.where, "
                 "tf.cond-free arithmetic) instead of reading values, or read them outside "
                 "the function.", getattr(self._fn, "__qualname__", repr(self._fn)))
-        return self._inline(call, signature)
+        return program.run(call)
 
     def _note_trace(self):
         self._recent.append(True)
@@ -189,11 +190,11 @@ class Function:
         """The generated source for the signature of `args` (tracing if needed)."""
         self(*args, **kwargs)
         call = Call(args, kwargs, self._parameters)
-        return self._traces[(config.simplify_setting(),) + call.key()][-1].source
+        return self._traces[(config.simplify_setting(),) + call.key()][-1].compiled().source
 
-    def _trace(self, call) -> Trace:
+    def _trace(self, call) -> Program:
         tape, traced, result = self._record(call)
-        return compile_trace(self, tape, call, traced, result)
+        return Program(lower_trace(self, tape, call, traced, result), self._kind)
 
     def _record(self, call):
         """Run `fn` on fresh copies of the arguments under a tracing tape (enclosing tapes
@@ -234,24 +235,9 @@ class Function:
             tape.undo_writes()
         return tape, traced, result
 
-    def _inline(self, call, signature):
-        """Evaluate the program of this signature through the public ops on the given
-        tensors, so the recording tapes see every op (composition with enclosing
-        derivatives). The program is traced once per signature, like a compiled one;
-        a guard that differs traces again."""
-        for program in self._programs.get(signature, ()):
-            result = program.run(call)
-            if result is not GUARD_DIFFERS:
-                return result
-        tape, traced, result = self._record(call)
-        program = InlineProgram(lower_trace(self, tape, call, traced, result), self._kind)
-        programs = self._programs.setdefault(signature, [])
-        programs.append(program)
-        del programs[:-_TRACES_PER_SIGNATURE]
-        result = program.run(call)
-        if result is GUARD_DIFFERS:       # a fresh trace of eager ops cannot disagree
-            raise AssertionError("tapec.function: a fresh trace failed its own guards")
-        return result
+
+def _run(program, call, interpreted):
+    return program.run(call) if interpreted else program.compiled().run(call.leaves)
 
 
 def _signature_specs(input_signature):

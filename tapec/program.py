@@ -3,10 +3,10 @@
 `lower_trace` turns a tracing tape's recording into IR (`Lowered`): the arguments,
 Variables' values and captured tensors are its only inputs, guards and Variable writes
 are part of it. `Lowered.derive(kind)` adds the derivatives a functional form asks for
-(the one reverse pass and the one jacobian seeding). `compile_trace` simplifies and
-emits it as one NumPy function (`Trace`, replayed by plain calls); `InlineProgram`
-keeps the IR to evaluate through the public ops when an enclosing tape must record
-what the call computes.
+(the one reverse pass and the one jacobian seeding).
+`Program` holds the result: compiled on first use to one NumPy function (`Trace`,
+replayed by plain calls), or evaluated through the public ops when an enclosing tape
+must record what the call computes.
 """
 from __future__ import annotations
 
@@ -51,8 +51,8 @@ class Trace:
             else:
                 values.append(self.captured[k])
         result = self.fn(*values)
-        if result is None:
-            return None
+        if result is None:              # a guard differs (the function returns a tuple)
+            return GUARD_DIFFERS
         n_out = len(self.dtypes)
         outputs = [None if v is None else _tensor(v, d) for v, d in
                    zip(result[self.n_guards:self.n_guards + n_out], self.dtypes)]
@@ -81,17 +81,29 @@ class _GuardDiffers(Exception):
     pass
 
 
-class InlineProgram:
-    """A traced program kept as IR, to be evaluated through the public ops under
-    enclosing tapes (see `Function._inline`)."""
+class Program:
+    """One trace as a program: its IR (guards, outputs, final values of the Variables it
+    writes), compiled to one NumPy function on first use (`compiled()`, what plain
+    calls replay) or evaluated through the public ops (`run`, what a call under a
+    recording tape does, so the tape records every op). One trace serves both."""
 
     def __init__(self, low, kind):
         outputs, self.structure = low.derive(kind)
+        self.kind, self.name = kind, getattr(low.function._fn, "__name__", "f")
+        self.outputs, self.effects = outputs, low.effects
         self.written = [variable for variable, _ in low.effects]
         self.roots = low.guards + outputs + [node for _, node in low.effects]
         self.n_guards, self.n_outputs = len(low.guards), len(outputs)
+        self.guards, self.builder = low.guards, low.builder
         self.feeds, self.variables = low.feeds, low.variables
         self.captured = low.captured_tensors
+        self.arg_names = low.arg_names
+        self._compiled = None
+
+    def compiled(self) -> Trace:
+        if self._compiled is None:
+            self._compiled = compile_program(self)
+        return self._compiled
 
     def run(self, call):
         leaf_tensors = {}
@@ -128,7 +140,7 @@ def _checked_guard(tensor, expected):
 
 
 def _as_tensor(leaf):
-    """The tensor a call's argument stands for in an enclosing recording."""
+    """The tensor a call's argument stands for when a program is interpreted."""
     if isinstance(leaf, Variable):
         return leaf.read_value()
     if isinstance(leaf, Tensor):
@@ -137,7 +149,7 @@ def _as_tensor(leaf):
 
 
 class Lowered:
-    """A trace as IR before simplification: what `compile_trace` emits, and what other printers
+    """A trace as IR before simplification: what a `Program` is made of, and what other printers
     (`tapec.export`) print their own way.
 
     `nodes` maps tape ids to IR nodes (the forward values, in recording order); `feeds`
@@ -216,20 +228,21 @@ def lower_trace(function, tape, call, traced, result) -> Lowered:
                    captured, guards, effects, node_of)
 
 
-def compile_trace(function, tape, call, traced, result) -> Trace:
-    low = lower_trace(function, tape, call, traced, result)
-    outputs, structure = low.derive(function._kind)
-    written = [node for _, node in low.effects]
-    with low.builder:
-        simplified = simplify(outputs + written, low.feeds, low.builder,
+def compile_program(program) -> Trace:
+    """Simplify a program (forward, derivatives and Variable writes together) and emit
+    it as one NumPy function."""
+    written = [node for _, node in program.effects]
+    with program.builder:
+        simplified = simplify(program.outputs + written, program.feeds, program.builder,
                               config.simplify_setting())
-    arg_names = {("arg", i): n for i, n in enumerate(low.arg_names)}
-    title = f"{function._kind} of {getattr(function._fn, '__name__', 'f')}"
-    source, keys = emit(low.guards + simplified, low.feeds, "function", title, arg_names)
-    dtypes = [None if o is None else o.dtype for o in outputs]
-    return Trace(compile_function(source, "function"), source, keys, low.captured,
-                 low.variables, len(low.guards), structure, dtypes,
-                 [variable for variable, _ in low.effects])
+    arg_names = {("arg", i): n for i, n in enumerate(program.arg_names)}
+    title = f"{program.kind} of {program.name}"
+    source, keys = emit(program.guards + simplified, program.feeds, "function", title,
+                        arg_names)
+    dtypes = [None if o is None else o.dtype for o in program.outputs]
+    return Trace(compile_function(source, "function"), source, keys,
+                 [t._value for t in program.captured], program.variables,
+                 program.n_guards, program.structure, dtypes, program.written)
 
 
 def _derivatives(function, call, traced, flat, result, node_of, kind=None):

@@ -487,7 +487,7 @@ def test_a_trace_whose_program_disagrees_with_its_guard_runs_eagerly(monkeypatch
         return loss * scale
 
     real_run = program.Trace.run
-    monkeypatch.setattr(program.Trace, "run", lambda self, leaves: None)
+    monkeypatch.setattr(program.Trace, "run", lambda self, leaves: program.GUARD_DIFFERS)
     with caplog.at_level(logging.WARNING, logger="tapec"):
         result = step(f64([1.0, 1.0]))
     assert float(result) == 9.0
@@ -514,3 +514,26 @@ def test_function_called_under_a_tape_traces_once_and_guards_its_branches():
         np.testing.assert_allclose(tape.gradient(loss, w).numpy(), expected)
     assert model.trace_count == 2             # one per branch, each replayed once
     assert float(model(f64([3.0, 1.0]))) == 10.0
+
+
+def test_a_function_returning_none_writes_once_and_traces_once():
+    v = tf.Variable(1.0)
+
+    @tf.function
+    def bump():
+        v.assign_add(1.0)
+
+    assert bump() is None and float(v.numpy()) == 2.0
+    assert bump() is None and float(v.numpy()) == 3.0
+    assert bump.trace_count == 1
+
+
+def test_one_trace_serves_calls_under_a_tape_and_outside():
+    square = tf.function(lambda x: tf.reduce_sum(x * x))
+    x = f64([1.0, 2.0])
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = square(x)
+    np.testing.assert_array_equal(tape.gradient(y, x).numpy(), [2.0, 4.0])
+    assert float(square(x)) == 5.0 and float(square(f64([3.0, 0.0]))) == 9.0
+    assert square.trace_count == 1
