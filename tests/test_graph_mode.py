@@ -537,3 +537,14 @@ def test_one_trace_serves_calls_under_a_tape_and_outside():
     np.testing.assert_array_equal(tape.gradient(y, x).numpy(), [2.0, 4.0])
     assert float(square(x)) == 5.0 and float(square(f64([3.0, 0.0]))) == 9.0
     assert square.trace_count == 1
+
+
+def test_where_coordinates_of_an_argument_are_not_frozen():
+    @tf.function
+    def picked(x, mask):
+        return tf.reduce_sum(tf.gather(x, tf.where(mask)[:, 0]))
+
+    x = f64([1.0, 2.0, 4.0])
+    assert float(picked(x, tf.constant([True, False, True]))) == 5.0
+    assert float(picked(x, tf.constant([False, True, True]))) == 6.0
+    assert float(picked(x, tf.constant([False, True, False]))) == 2.0

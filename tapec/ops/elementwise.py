@@ -11,7 +11,7 @@ import numpy as np
 
 from . import sympy_rules
 from ..codegen import scalar as fast
-from ..tensor import Tensor
+from ..tensor import Tensor, _used
 from .registry import REGISTRY, Op, apply, declare, to_tensors
 from .shape import fill, reshape
 
@@ -257,7 +257,9 @@ def where(condition, x=None, y=None, name=None):
     With `x` and `y` omitted, the int64 coordinates of the true elements, as TensorFlow."""
     (condition,) = to_tensors("where", [condition])
     if x is None and y is None:
-        return Tensor._eager(_frozen(np.argwhere(condition._eager_value("where"))))
+        # The coordinates' count is the output's shape: a trace guards on the condition.
+        value = _used(condition, condition._eager_value("where"))
+        return Tensor._eager(_frozen(np.argwhere(value)))
     if x is None or y is None:
         raise ValueError("where: pass both x and y, or neither")
     x, y = to_tensors("where", [x, y])
