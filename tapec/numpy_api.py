@@ -68,6 +68,7 @@ def array_ufunc(ufunc, method, inputs, kwargs):
 
 
 _WEAK = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
+_WEAK_TYPES = (bool, int, float, complex)
 
 
 def _dtype_for_resolution(x):
@@ -75,7 +76,7 @@ def _dtype_for_resolution(x):
     operators, so `array * tensor` and `tensor * array` have the same dtype."""
     if isinstance(x, Tensor):
         return x._dtype
-    if isinstance(x, (bool, int, float, complex)):
+    if type(x) in _WEAK_TYPES:          # not np.float64, a float subclass NumPy rejects here
         return type(x)
     return _WEAK.get(np.asarray(x).dtype.kind, np.asarray(x).dtype)
 
@@ -94,7 +95,7 @@ def _promote(ufunc, operands, dtype=None):
     cast = _tapec().cast
     result = []
     for x, target in zip(operands, resolved):
-        if isinstance(x, (bool, int, float, complex)):
+        if type(x) in _WEAK_TYPES:
             result.append(x)
         elif isinstance(x, Tensor):
             result.append(x if x._dtype == target else cast(x, target))

@@ -8,8 +8,9 @@ allocated in creation order: inputs always have smaller ids than the ops that
 consume them, which makes id order a topological order of any recorded graph.
 
 Dtype rules follow TensorFlow: Python floats become float32 and ints int32, NumPy
-arrays keep their dtype, and a Python scalar operand takes the dtype of the tensor
-it meets.
+arrays (and arrays of other libraries) keep their dtype, and a Python scalar operand
+takes the dtype of the tensor it meets. Pickling gives a new identity (fresh `_id`);
+`copy.deepcopy` of a Variable gives a new variable with its own storage.
 """
 from __future__ import annotations
 
@@ -303,6 +304,23 @@ class Tensor(_Operators):
         """A hashable reference to this tensor (tensors themselves are unhashable)."""
         return _Reference(self)
 
+    # Identity: a pickled tensor comes back as a new tensor (a fresh `_id`) holding its
+    # value, and nothing else (not the compiled function in `_origin`); a copy is the
+    # tensor itself, as in TensorFlow, since tensors are immutable.
+    def __reduce__(self):
+        value = self._eager_value("pickle")
+        return _unpickle_tensor, (np.array(value),)
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+
+def _unpickle_tensor(value) -> Tensor:
+    return Tensor._eager(_to_array(value, None, "unpickle"))
+
 
 class _Reference:
     __slots__ = ("_obj",)
@@ -391,6 +409,7 @@ class Variable(_Operators):
         """Replace the value; shape and dtype must stay the same (TensorFlow's signature:
         `read_value` is the fourth argument). Inside a `tapec.function` trace the write
         is part of the compiled program, done by every call."""
+        self._check_dtype(value, "Variable.assign")
         tracer = _tracer()
         if tracer is None:
             new = _to_array(value, self._value.dtype, "Variable.assign")
@@ -411,6 +430,7 @@ class Variable(_Operators):
                             read_value)
 
     def _update(self, delta, combine_arrays, combine, what, read_value):
+        self._check_dtype(delta, what)
         tracer = _tracer()
         if tracer is None:
             new = combine_arrays(self._value, self._delta(delta, what))
@@ -453,6 +473,30 @@ class Variable(_Operators):
     def ref(self):
         return _Reference(self)
 
+    # Identity: a deep copy or an unpickled variable is a new variable (fresh handle and
+    # index, its own storage) with the value, trainable flag and name; `copy.copy` is
+    # the variable itself (TensorFlow does the same).
+    def __reduce__(self):
+        return Variable, (np.array(self._value), self.trainable, self._name)
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        copied = Variable(self._value, self.trainable, self._name)
+        memo[id(self)] = copied
+        return copied
+
+    def _check_dtype(self, value, what):
+        """A write of a tensor (or variable) must have this variable's dtype, eager or
+        traced: TensorFlow refuses to convert one; NumPy arrays and Python numbers are
+        converted."""
+        if isinstance(value, (Tensor, Variable)) and value._dtype != self._value.dtype:
+            kind = "Variable" if isinstance(value, Variable) else "tensor"
+            raise TypeError(f"{what}: cannot write a {value._dtype.name} {kind} to Variable "
+                            f"'{self.name}' of dtype {self._value.dtype.name}; cast it first "
+                            f"(tapec.cast(value, tapec.{self._value.dtype.name}))")
+
 
 def _tracer():
     """The innermost tape tracing a `tapec.function`, if one is recording."""
@@ -463,12 +507,12 @@ def _tracer():
 
 
 def _as_tensor_of(value, dtype, what) -> Tensor:
-    """`value` as a tensor of `dtype`: tensors keep their node (a cast is recorded when
-    the dtype differs), anything else is converted."""
+    """`value` as a tensor of `dtype` (tensors, already checked to have it, keep their
+    node; anything else is converted)."""
     if isinstance(value, Variable):
         value = value.read_value()
     if isinstance(value, Tensor):
-        return value if value._dtype == dtype else _shape_ops.cast(value, dtype)
+        return value
     return Tensor._eager(_to_array(value, dtype, what))
 
 
@@ -519,6 +563,8 @@ def _to_array(value, dtype, what: str) -> np.ndarray:
         raise TypeError(f"{what}: cannot convert {type(value).__name__} {value!r} to a tensor")
     elif isinstance(value, (np.ndarray, np.generic)):
         array = value
+    elif is_array_like(value):
+        array = _foreign_array(value, what)
     else:
         if isinstance(value, range):
             value = list(value)
@@ -543,6 +589,24 @@ def _to_array(value, dtype, what: str) -> np.ndarray:
     result = np.array(array, dtype=target, copy=True)
     result.flags.writeable = False
     return result
+
+
+def is_array_like(value) -> bool:
+    """An array from another library (JAX, torch, pandas, TensorFlow, Dask, ...): it has
+    `__array__` or a `dtype`, and keeps that dtype as a NumPy array does."""
+    return (hasattr(type(value), "__array__") or hasattr(value, "dtype")) and not \
+        isinstance(value, (Tensor, Variable, np.ndarray, np.generic, list, tuple))
+
+
+def _foreign_array(value, what: str) -> np.ndarray:
+    try:
+        array = np.asarray(value)
+        if array.dtype == object and hasattr(value, "dtype"):
+            array = np.asarray(value, dtype=np.dtype(value.dtype))
+    except (TypeError, ValueError, RuntimeError) as e:  # torch: RuntimeError
+        raise TypeError(f"{what}: cannot convert {type(value).__name__} to a tensor "
+                        f"({e})") from None
+    return array
 
 
 def _dtype_arg(what: str, dtype) -> np.dtype:
@@ -585,8 +649,8 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None) -> Tensor:
             raise ValueError(f"convert_to_tensor: variable has dtype {t._dtype.name}, "
                              f"requested {as_dtype(dtype).name}")
         return t
-    if dtype is None and dtype_hint is not None and not isinstance(value, (np.ndarray,
-                                                                           np.generic)):
+    if dtype is None and dtype_hint is not None and not (
+            isinstance(value, (np.ndarray, np.generic)) or is_array_like(value)):
         try:
             return Tensor._eager(_to_array(value, dtype_hint, "convert_to_tensor"))
         except TypeError:

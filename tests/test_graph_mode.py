@@ -178,7 +178,7 @@ def test_export_of_a_function_that_writes_a_variable_raises(tmp_path):
         return x * 2.0
 
     with pytest.raises(ExportError, match="assigns Variable"):
-        tf.export(f, (np.float64(1.0),), tmp_path / "m.py")
+        tf.export(f, (np.float32(1.0),), tmp_path / "m.py")
     assert float(v.numpy()) == 1.0           # tracing for the export wrote nothing
 
 
@@ -548,3 +548,13 @@ def test_where_coordinates_of_an_argument_are_not_frozen():
     assert float(picked(x, tf.constant([True, False, True]))) == 5.0
     assert float(picked(x, tf.constant([False, True, True]))) == 6.0
     assert float(picked(x, tf.constant([False, True, False]))) == 2.0
+
+
+def test_a_traced_write_of_another_dtype_raises_as_an_eager_one():
+    v = tf.Variable(np.zeros(2, dtype=np.float32))
+    step = tf.function(lambda x: v.assign_add(x * 2.0, read_value=False))
+    with pytest.raises(TypeError, match="cannot write a float64 tensor to Variable"):
+        step(f64([1.0, 2.0]))
+    np.testing.assert_array_equal(v.numpy(), [0.0, 0.0])
+    step(tf.constant([1.0, 2.0]))
+    np.testing.assert_array_equal(v.numpy(), [2.0, 4.0])

@@ -30,7 +30,8 @@ from typing import Callable
 import numpy as np
 
 from .. import context
-from ..tensor import Tensor, Variable, _python_scalar_dtype, _to_array
+from ..tensor import (Tensor, Variable, _foreign_array, _python_scalar_dtype, _to_array,
+                      is_array_like)
 
 REGISTRY: dict = {}
 
@@ -70,9 +71,12 @@ def _is_python_data(x) -> bool:
 
 
 def to_tensors(op_name: str, operands) -> list:
-    """Operands as tensors. Python data and NumPy arrays adopt the dtype of the first
-    tensor operand, as TensorFlow converts them (`float32 tensor * float64 array` is
-    float32), when that keeps their kind (ints may become floats, not the reverse)."""
+    """Operands as tensors. NumPy arrays and Python data are weak: they adopt the dtype
+    of the first tensor operand, as TensorFlow converts them (`float32 tensor * float64
+    array` is float32), when that keeps their kind (ints may become floats, not the
+    reverse). With no tensor operand, NumPy arrays (NumPy scalars, arrays of other
+    libraries) keep their dtypes and Python data adopts the first non-bool one's: numbers
+    are the weakest (`tf.add(float64_array, 1.0)` is float64, in either order)."""
     for x in operands:                   # the common case, all tensors, kept cheap
         if type(x) is not Tensor:
             break
@@ -85,25 +89,34 @@ def to_tensors(op_name: str, operands) -> list:
         if type(b) is Tensor and type(a) in (float, int):
             return [literal(a, b._dtype, op_name), b]
     tensors = [None] * len(operands)
+    arrays = [None] * len(operands)      # NumPy arrays (and array-likes), unconverted
     peer_dtype = None
     for i, x in enumerate(operands):
         if isinstance(x, Tensor):
             tensors[i] = x
         elif isinstance(x, Variable):
             tensors[i] = x.read_value()
-        elif not (_is_python_data(x) or isinstance(x, (np.ndarray, np.generic))):
+        elif isinstance(x, (np.ndarray, np.generic)):
+            arrays[i] = np.asarray(x)
+        elif is_array_like(x):
+            arrays[i] = _foreign_array(x, op_name)
+        elif not _is_python_data(x):
             raise TypeError(f"{op_name}: operand {i} is a {type(x).__name__} ({x!r:.60}); "
                             "expected a tensor, a Variable, a NumPy array or a Python number")
         if tensors[i] is not None and peer_dtype is None:
             peer_dtype = tensors[i]._dtype
+    array_dtype = next((a.dtype for a in arrays if a is not None and a.dtype.kind != "b"),
+                       None)
     for i, x in enumerate(operands):
         if tensors[i] is not None:
             continue
-        if isinstance(x, (np.ndarray, np.generic)):
-            adopt = peer_dtype is not None and _adoptable(np.asarray(x).dtype, peer_dtype)
-            tensors[i] = Tensor._eager(_to_array(x, peer_dtype if adopt else None, op_name))
+        if arrays[i] is not None:
+            adopt = peer_dtype is not None and _adoptable(arrays[i].dtype, peer_dtype)
+            tensors[i] = Tensor._eager(_to_array(arrays[i], peer_dtype if adopt else None,
+                                                 op_name))
         else:
-            tensors[i] = literal(x, peer_dtype, op_name)
+            tensors[i] = literal(x, peer_dtype if peer_dtype is not None else array_dtype,
+                                 op_name)
     return tensors
 
 
