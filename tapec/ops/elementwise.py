@@ -170,13 +170,25 @@ ERF = elementwise("erf", _erf_impl, lambda x: _sp().erf(x),
 
 
 def _sigmoid_impl(x):
-    # (1 + tanh(x/2)) / 2 is sigmoid exactly, and never overflows for large |x|.
-    return 0.5 * (np.tanh(0.5 * x) + 1)
+    """exp(min(x, 0)) / (1 + exp(-|x|)): 1/(1+e) for x >= 0 and e/(1+e) for x < 0 with
+    e = exp(-|x|) <= 1, so nothing overflows or cancels. (The former (1 + tanh(x/2))/2
+    cancelled for x << 0: float32 sigmoid(-20) was 0, not 2.06e-9.) Bit for bit the
+    template's expression; large arrays are computed in place (fewer temporaries)."""
+    if x.size < 4096:
+        return np.exp(np.minimum(x, 0)) / (1 + np.exp(-np.abs(x)))
+    denominator = np.abs(x)
+    np.negative(denominator, out=denominator)
+    np.exp(denominator, out=denominator)
+    denominator += 1
+    numerator = np.minimum(x, 0)
+    np.exp(numerator, out=numerator)
+    numerator /= denominator
+    return numerator
 
 
-# sigmoid' = out * (1 - out): stable where the composite 1/(1+exp(-x)) would give inf/inf.
+# sigmoid' = out * (1 - out), TensorFlow's SigmoidGrad (0 where out rounds to 1, as there).
 SIGMOID = elementwise("sigmoid", _sigmoid_impl, lambda x: 1 / (1 + _sp().exp(-x)),
-                      "0.5 * (np.tanh(0.5 * {0}) + 1)", 1,
+                      "np.exp(np.minimum({0}, 0)) / (1 + np.exp(-np.abs({0})))", 1,
                       vjp=lambda g, out, x: (g * (out * (1 - out)),))
 # softplus = log(1 + e^x) = logaddexp(0, x); its derivative is sigmoid, without overflow.
 SOFTPLUS = elementwise("softplus", lambda x: np.logaddexp(0, x),
@@ -196,11 +208,49 @@ SUBTRACT = elementwise("subtract", np.subtract, lambda x, y: x - y, "{0} - {1}",
                        scalar="{0} - {1}")
 MULTIPLY = elementwise("multiply", np.multiply, lambda x, y: x * y, "{0} * {1}", 2, NUMERIC,
                        scalar="{0} * {1}")
+
+
+def _divide_vjp(g, out, x, y):
+    """g / y and g * (-out / y), TensorFlow's (-x / y) / y: SymPy's -x / y**2 overflows
+    y**2 (float32 1e30 / 1e20 gave d/dy = -0, not -1e-10) or underflows it (1e-30 /
+    1e-30 gave -inf, not -1e30). A literal operand keeps SymPy's rule (x / 3 -> g / 3)."""
+    if _literal_value(x) is not None or _literal_value(y) is not None:
+        return _DIVIDE_SYMPY_VJP(g, out, x, y)
+    return g / y, g * (-out / y)
+
+
 DIVIDE = elementwise("divide", np.true_divide, lambda x, y: x / y, "{0} / {1}", 2, NUMERIC,
                      result_dtype=lambda d: d if d.kind in "fc" else
                      np.dtype(np.float64 if d.itemsize >= 4 else np.float32),
-                     scalar="{0} / {1}")
-POW = elementwise("pow", np.power, lambda x, y: x ** y, "{0} ** {1}", 2, NUMERIC)
+                     scalar="{0} / {1}", vjp=lambda g, out, x, y: _divide_vjp(g, out, x, y))
+_DIVIDE_SYMPY_VJP = _vjp_from_sympy("divide")
+
+
+def _pow_vjp(g, out, x, y):
+    """TensorFlow's rule, d/dx = y * x**(y - 1) and d/dy = out * log(x) masked to 0 where
+    x <= 0, except that d/dx is 0 where y == 0 (x**0 is constant; TensorFlow gives nan
+    at x = 0). SymPy's y * x**y / x would be nan at x = 0 and x = +-inf. A literal
+    exponent (or a positive finite literal base) keeps SymPy's rule: x**2 gives 2*x."""
+    base, exponent = _literal_value(x), _literal_value(y)
+    if exponent is not None and exponent != 0 or \
+            base is not None and np.isfinite(base) and base > 0:
+        return _POW_SYMPY_VJP(g, out, x, y)
+    if base is not None:
+        dx = None
+    elif exponent is not None:         # x ** 0.0
+        dx = fill(x._shape, 0, x._dtype)
+    else:
+        dx = g * where(equal(y, 0), 0, y * pow(x, y - 1))
+    if exponent is not None:
+        return dx, None
+    positive = greater(x, 0)
+    log_x = where(positive, log(where(positive, x, 1)), 0)
+    return dx, g * (out * log_x)
+
+
+POW = elementwise("pow", np.power, lambda x, y: x ** y, "{0} ** {1}", 2, NUMERIC,
+                  vjp=lambda g, out, x, y: _pow_vjp(g, out, x, y))
+_POW_SYMPY_VJP = _vjp_from_sympy("pow")
 # At ties the gradient goes to the first argument, as TensorFlow's Maximum/Minimum.
 MAXIMUM = elementwise("maximum", np.maximum, lambda x, y: _sp().Max(x, y),
                       "np.maximum({0}, {1})", 2, "fiu",

@@ -160,7 +160,7 @@ def sparse_softmax_cross_entropy_with_logits(labels, logits, name=None):
 
 def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
     """Logistic loss per element, as `tf.nn.sigmoid_cross_entropy_with_logits`:
-    max(x, 0) - x * z + log(1 + exp(-|x|)) for logits x and labels z of the same shape
+    max(x, 0) - x * z + log1p(exp(-|x|)) for logits x and labels z of the same shape
     and dtype (the stable form of -z log(sigmoid(x)) - (1 - z) log(1 - sigmoid(x))).
     Its gradient is sigmoid(x) - z for the logits and -x for the labels."""
     name = "sigmoid_cross_entropy_with_logits"
@@ -172,11 +172,14 @@ def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
         error = TypeError if z._dtype != x._dtype else ValueError
         raise error(f"{name}: labels and logits must have the same shape and dtype, got "
                     f"{z._dtype.name} {z._shape} and {x._dtype.name} {x._shape}")
-    magnitude = ew.abs(x)
-    # max(x, 0) as (x + |x|) / 2: exact, and its gradient at 0 is 1/2, which with the
-    # log term's 0 there gives sigmoid(0) - z, the true derivative.
-    relu = ew.multiply(ew.add(x, magnitude), 0.5)
-    softplus_negative = ew.log(ew.add(ew.exp(ew.negative(magnitude)), 1.0))
+    # TensorFlow's form: where(x >= 0, x, 0) - x * z + log1p(exp(where(x >= 0, -x, x))).
+    # At x = 0 the gradient is 1 - z - 1/2 = sigmoid(0) - z, the true derivative. (The
+    # former (x + |x|) / 2 was nan at x = -inf, and log(1 + e) lost e < 1e-16: the
+    # loss at x = 100, z = 1 was 0, not 3.7e-44.)
+    positive = ew.greater_equal(x, 0)
+    relu = ew.where(positive, x, 0)
+    negative_magnitude = ew.where(positive, ew.negative(x), x)
+    softplus_negative = ew.log1p(ew.exp(negative_magnitude))
     return ew.add(ew.subtract(relu, ew.multiply(x, z)), softplus_negative)
 
 

@@ -195,8 +195,14 @@ def _logsumexp_lines(out, args, node):
 def _logsumexp_vjp(g, out, x, axis, keepdims):
     """g times the softmax of x over `axis`. exp(x - out) is that softmax up to the
     rounding of `out` (an ulp of 1000 is 1e-13), a factor common to the slice, which
-    the normalization removes: the weights sum to 1 to rounding even for large x."""
-    weights = ew.exp(ew.subtract(x, _unreduce(out, x, axis)))
+    the normalization removes: the weights sum to 1 to rounding even for large x.
+
+    A non-finite `out` shifts by 0 instead, as the forward pass (and TensorFlow, whose
+    gradient is exp(x - shift) / sum): with a +inf entry the weights are exp(x) / inf,
+    nan at the inf entry and 0 at every finite one, not inf - inf = nan everywhere."""
+    finite = ew.less(ew.abs(out), np.inf)
+    shift = ew.where(finite, out, 0)
+    weights = ew.exp(ew.subtract(x, _unreduce(shift, x, axis)))
     total = apply(REDUCE_SUM, weights, axis=axis, keepdims=True)
     return (ew.multiply(_unreduce(g, x, axis), ew.divide(weights, total)),)
 
