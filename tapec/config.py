@@ -6,7 +6,8 @@
 
 The mode is part of every compile-cache key, so changing it never reuses code compiled
 under another mode. The thread count is read at every call of compiled code (it only
-decides how a large fused kernel's blocks are shared out), so it is not in the key.
+decides how a large fused kernel's blocks are shared out, and how many threads numexpr
+uses for a kernel printed for it), so it is not in the key.
 """
 from __future__ import annotations
 
@@ -62,7 +63,8 @@ _threads = None     # resolved on first use, so a bad environment variable fails
 
 
 def num_threads() -> int:
-    """Threads a large fused elementwise kernel is evaluated on (docs/simplifier.md)."""
+    """Threads a large fused elementwise kernel is evaluated on, blocked or by numexpr
+    (docs/simplifier.md)."""
     global _threads
     if _threads is None:
         _threads = _default_threads()
@@ -70,7 +72,8 @@ def num_threads() -> int:
 
 
 def set_num_threads(n: int):
-    """Use `n` threads (1: the calling thread only) for large fused kernels."""
+    """Use `n` threads (1: the calling thread only) for large fused kernels, numexpr's
+    included (set on numexpr when compiled code next calls it)."""
     global _threads
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"set_num_threads: n must be a positive int, got {n!r}")

@@ -423,8 +423,10 @@ log.addHandler(Refusals())
 fetch = disk_cache.fetch
 def fetch_and_rewrite(key, build):
     entry, loaded = fetch(key, build)
-    key_repr = disk_cache._key_repr(key)
-    disk_cache._store(disk_cache.directory() / disk_cache.file_name(key_repr), key_repr, entry)
+    canonical = disk_cache.Canonical(key)
+    key_repr = disk_cache._key_repr(canonical.key)
+    disk_cache._store(disk_cache.directory() / disk_cache.file_name(key_repr), key_repr, entry,
+                      canonical)
     return entry, loaded
 disk_cache.fetch = fetch_and_rewrite
 rng = np.random.default_rng(0)
@@ -475,3 +477,150 @@ def test_processes_racing_on_one_key(tmp_path, monkeypatch, simplify_mode):
     assert isinstance(disk_cache._validated(path.read_bytes(), record["key"]), tuple)
     got = np.frombuffer(bytes.fromhex(reports[0]["values"][0]), dtype=np.float32)
     np.testing.assert_allclose(got.reshape(4, 2), _expected_tanh_matmul(), rtol=1e-5)
+
+
+SPECIAL = r'''
+import json, logging, os, resource, sys, time
+import numpy as np
+# Should a check fail, reading /dev/zero must end in MemoryError, not in the OOM killer.
+resource.setrlimit(resource.RLIMIT_AS, (6 << 30, 6 << 30))
+import tapec as tf
+from tapec.codegen import disk_cache
+
+tf.set_simplify(sys.argv[1])
+disk_cache.MAX_FILE_BYTES = 1 << 16      # keeps the oversize file small
+messages = []
+class Messages(logging.Handler):
+    def emit(self, record):
+        messages.append(record.getMessage())
+log = logging.getLogger("tapec.cache")
+log.setLevel(logging.DEBUG)
+log.addHandler(Messages())
+rng = np.random.default_rng(0)
+x = tf.constant(rng.normal(size=(3, 4)).astype(np.float32))
+w = tf.Variable(rng.normal(size=(4, 2)).astype(np.float32))
+
+def gradient():
+    tf.clear_cache()
+    with tf.GradientTape() as tape:
+        y = tf.reduce_sum(tf.tanh(x @ w))
+    return tape.gradient(y, w).numpy()
+
+gradient()
+directory = disk_cache.directory()
+(name,) = [p for p in os.listdir(directory) if p.endswith(".json")]
+path = directory / name
+valid = path.read_text()
+report = {}
+for kind in sys.argv[2:]:
+    os.unlink(path)
+    if kind == "symlink":
+        os.symlink("/dev/zero", path)
+    elif kind == "fifo":
+        os.mkfifo(path, 0o600)
+    else:   # a valid entry, padded past the limit with whitespace JSON allows
+        path.write_text(valid + " " * disk_cache.MAX_FILE_BYTES)
+    del messages[:]
+    start = time.monotonic()
+    try:
+        value = gradient().tolist()
+        error = None
+    except BaseException as exc:
+        value, error = None, repr(exc)
+    report[kind] = {"seconds": time.monotonic() - start, "value": value, "error": error,
+                    "disk_hits": tf.cache_info().disk_hits,
+                    "ignored": [m for m in messages if "ignoring " + name in m],
+                    "regular": os.path.isfile(path) and not os.path.islink(path)}
+print(json.dumps(report))
+'''
+
+
+def test_special_files_in_place_of_an_entry_are_misses(tmp_path, simplify_mode):
+    """A symlink to /dev/zero was read without limit (the process was killed), a FIFO
+    blocked forever, an oversize file was read whole: each must be a logged miss, fast."""
+    kinds = ["symlink", "fifo", "oversize"]
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("needs POSIX special files")
+    result = subprocess.run(
+        [sys.executable, "-c", SPECIAL, simplify_mode, *kinds], capture_output=True,
+        text=True, timeout=120, env={**os.environ, disk_cache.ENV_VAR: str(tmp_path / "c")})
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    reasons = {"symlink": "symbolic link", "fifo": "not a regular file",
+               "oversize": "over the limit"}
+    for kind in kinds:
+        case = report[kind]
+        assert case["error"] is None, (kind, case["error"])
+        assert case["seconds"] < 20, (kind, case["seconds"])
+        assert case["disk_hits"] == 0, f"{kind}: served from disk"
+        assert any(reasons[kind] in m for m in case["ignored"]), (kind, case["ignored"])
+        assert case["regular"], f"{kind}: the entry was not rewritten as a regular file"
+        np.testing.assert_allclose(case["value"], _expected_tanh_matmul(), rtol=1e-5)
+
+
+PROGRAMS = r'''
+import json, sys
+import numpy as np
+import tapec as tf
+from tapec.codegen import disk_cache
+
+# Others may edit tapec's sources while the suite runs; this test is about keys only.
+disk_cache._fingerprint = "pinned by the test"
+tf.set_simplify(sys.argv[1])
+rng = np.random.default_rng(0)
+x = tf.constant(rng.normal(size=(3, 4)))
+w = tf.Variable(rng.normal(size=(4, 2)))
+
+def program(k):
+    """Six programs sharing the literals 0.5, 2.0 and 3.0: tapec makes one tensor per
+    literal, created by whichever program uses it first."""
+    with tf.GradientTape() as tape:
+        h = x @ w
+        if k % 3 == 0:
+            y = tf.reduce_sum(tf.tanh(h * 0.5) + 2.0 * h)
+        elif k % 3 == 1:
+            y = tf.reduce_sum(tf.square(h - 0.5) * 3.0)
+        else:
+            y = tf.reduce_sum(tf.exp(h * 0.5) * 2.0 + 3.0)
+        y = y * float(k + 1) + 0.5
+    return tape.gradient(y, w).numpy().tobytes().hex()
+
+values = {k: program(k) for k in map(int, sys.argv[2].split(","))}
+print(json.dumps({"values": values, "info": tf.cache_info()._asdict()}))
+'''
+
+
+def test_keys_do_not_depend_on_what_the_process_ran_before(tmp_path, simplify_mode):
+    """The same programs in another order, under another hash seed, all hit the disk."""
+    def run(order, seed):
+        result = subprocess.run(
+            [sys.executable, "-c", PROGRAMS, simplify_mode, order], capture_output=True,
+            text=True, timeout=300,
+            env={**os.environ, disk_cache.ENV_VAR: str(tmp_path / "c"), "PYTHONHASHSEED": seed})
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout)
+    first = run("0,1,2,3,4,5", "1")
+    second = run("5,3,1,4,2,0", "2")
+    assert first["info"]["disk_hits"] == 0 and len(_entries(tmp_path / "c")) == 6
+    assert second["info"]["misses"] == 6
+    assert second["info"]["disk_hits"] == 6, "keys depend on the order programs ran in"
+    assert second["values"] == first["values"]
+
+
+def test_canonical_key_renumbers_leaves_and_argument_positions():
+    rows_a = (("constant", (("value", 0.5),), (), "<f8", None),        # 0: an old literal
+              ("placeholder", (), (3,), "<f8", ()),                     # 1: the source
+              ("mul", (), (3,), "<f8", (1, 0)),                         # 2
+              ("placeholder", (), (3,), "<f8", None),                   # 3: read by 4
+              ("add", (), (3,), "<f8", (2, 3)))                         # 4
+    rows_b = (rows_a[1], rows_a[0], ("mul", (), (3,), "<f8", (0, 1)), rows_a[3], rows_a[4])
+    key_a = (1, "gradient", "full", rows_a, (1,), (4,), (None,))
+    key_b = (1, "gradient", "full", rows_b, (0,), (4,), (None,))
+    a, b = disk_cache.Canonical(key_a), disk_cache.Canonical(key_b)
+    assert a.key == b.key and a.key != key_a
+    stored = a.to_canonical((("tape", 3), ("tape", 1), ("seed", 0)))
+    assert b.to_local(stored) == (("tape", 3), ("tape", 0), ("seed", 0))
+    assert a.to_local(stored) == (("tape", 3), ("tape", 1), ("seed", 0))
+    assert b.to_local((("tape", 5),)) is None                 # out of range: refused
+    other = ("not", "a gradient key")
+    assert disk_cache.Canonical(other).key is other

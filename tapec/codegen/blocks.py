@@ -11,6 +11,9 @@ Generated code calls `tapec_blocked(kernel, operands, sliced, shape, dtype)`: `k
 computes the fused expression from its operands; `sliced[k]` says whether operand k
 spans the result's first axis (its rows are cut along with the result's) or is
 broadcast along it (passed whole).
+
+Kernels printed for numexpr call it through `NumexprThreads`, which runs them on the
+same `tapec.num_threads()` threads.
 """
 from __future__ import annotations
 
@@ -93,3 +96,29 @@ def tapec_blocked(kernel, operands, sliced, shape, dtype):
     if error is not None:
         raise error
     return out
+
+
+class NumexprThreads:
+    """numexpr as generated code sees it: `evaluate` runs on `tapec.num_threads()`
+    threads (capped at numexpr's MAX_THREADS), so `tapec.set_num_threads(1)` holds for
+    numexpr kernels as it does for blocked ones.
+
+    numexpr's thread count is global to the process, and changing it restarts its
+    threads (about 50 us), so it is set only when it differs from tapec's and is not
+    restored after the call: while tapec's compiled code runs numexpr, tapec's setting
+    wins. Every other attribute is numexpr's own."""
+
+    __slots__ = ("_module",)
+
+    def __init__(self, module):
+        self._module = module
+
+    def evaluate(self, *args, **kwargs):
+        module = self._module
+        wanted = min(config.num_threads(), getattr(module, "MAX_THREADS", 1 << 16))
+        if module.get_num_threads() != wanted:
+            module.set_num_threads(wanted)
+        return module.evaluate(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._module, name)

@@ -3,8 +3,11 @@
     TAPEC_CACHE_DIR=~/.cache/tapec python train.py     # read once, at first use
     tapec.codegen.disk_cache.configure(path or None)    # the same from code (tests)
 
-On a miss in memory, `fetch` looks for `<sha256 of repr(key)>.json` in the directory.
-A file is compiled only after every check in `_validated` passes: it parses; its format,
+On a miss in memory, `fetch` looks for `<sha256 of repr(key)>.json` in the directory,
+`key` renumbered by `Canonical` so that it does not depend on what the process ran
+before. Only a regular file of at most MAX_FILE_BYTES is read (`_read_regular`: no
+symlink, no blocking on a FIFO). A file is compiled only after every check in
+`_validated` passes: it parses; its format,
 codegen, tapec and NumPy versions and the fingerprint of tapec's sources are this
 process's; the key repr it records equals the requested one exactly (a file written for
 another key under the same name is refused); its SHA-256 matches its contents.
@@ -20,6 +23,7 @@ compilation carries on in memory. See docs/cache.md.
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
@@ -34,7 +38,7 @@ import numpy as np
 
 from .. import __version__
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2        # 2: argument positions are canonical (see `Canonical`)
 ENV_VAR = "TAPEC_CACHE_DIR"
 log = logging.getLogger("tapec.cache")
 
@@ -135,12 +139,13 @@ def fetch(key, build):
     path = directory()
     if path is None:
         return build(), False
-    key_repr = _key_repr(key)
+    canonical = Canonical(key)
+    key_repr = _key_repr(canonical.key)
     if key_repr is None:              # not plain data: its repr may not identify it
         return build(), False
     file = path / file_name(key_repr)
     try:
-        entry = _load(file, key_repr)
+        entry = _load(file, key_repr, canonical)
     except Exception as exc:  # noqa: BLE001  (e.g. JSON nested too deep: never raise)
         log.debug("persistent cache: ignoring %s: %r", file.name, exc)
         entry = None
@@ -148,7 +153,7 @@ def fetch(key, build):
         return entry, True
     entry = build()
     try:
-        _store(file, key_repr, entry)
+        _store(file, key_repr, entry, canonical)
     except Exception as exc:  # noqa: BLE001  (the gradient is built; a lost copy is fine)
         log.debug("persistent cache: not written %s: %r", file.name, exc)
     return entry, False
@@ -181,6 +186,89 @@ def _key_repr(key):
                       kind.__qualname__)
             return None
     return repr(key)
+
+
+class Canonical:
+    """A gradient key (`engine._compiled`: codegen version, mode, simplify mode, rows,
+    source positions, target positions, seeds) renumbered so it does not depend on what
+    the process ran before.
+
+    A row's position is its tensor's creation order, and leaves can be older than the
+    program: a literal such as `* 0.5` is one shared tensor, created by whichever program
+    used it first, and a Variable's handle is created with the Variable. Here every leaf
+    (a row with no recorded inputs) moves to just before its first reader, in argument
+    order; rows with inputs keep their order. Wiring, source and target positions are
+    renumbered to match, and so are the argument positions stored with an entry
+    (`to_canonical`, `to_local`). Keys of another layout are used as they are."""
+
+    __slots__ = ("key", "_order", "_position")
+
+    def __init__(self, key):
+        self.key, self._order, self._position = key, None, None
+        if not self._recognized(key):
+            return
+        rows = key[3]
+        leaf = [row[4] is None or row[4] == () for row in rows]
+        placed, order = [False] * len(rows), []
+        for i, row in enumerate(rows):
+            if leaf[i]:
+                continue
+            for j in row[4]:
+                if leaf[j] and not placed[j]:
+                    placed[j] = True
+                    order.append(j)
+            placed[i] = True
+            order.append(i)
+        order += [i for i in range(len(rows)) if not placed[i]]   # leaves nothing reads
+        position = [0] * len(rows)
+        for new, old in enumerate(order):
+            position[old] = new
+        self._order, self._position = order, position
+        renumbered = tuple(
+            rows[old][:4] + (None if rows[old][4] is None else
+                             tuple(position[j] for j in rows[old][4]),)
+            for old in order)
+        self.key = key[:3] + (renumbered, self._indices(key[4]), self._indices(key[5])) \
+            + key[6:]
+
+    @staticmethod
+    def _recognized(key) -> bool:
+        if type(key) is not tuple or len(key) != 7 or type(key[3]) is not tuple:
+            return False
+        rows = key[3]
+
+        def index(k, low=0):
+            return type(k) is int and low <= k < len(rows)
+        if not all(type(r) is tuple and len(r) == 5 and (
+                r[4] is None or (type(r[4]) is tuple and all(index(j) for j in r[4])))
+                for r in rows):
+            return False
+        return all(type(part) is tuple and all(index(k, -2) for k in part)
+                   for part in (key[4], key[5]))
+
+    def _indices(self, part):
+        return tuple(self._position[k] if k >= 0 else k for k in part)
+
+    def _renumber(self, arg_keys, table):
+        if table is None:
+            return tuple(arg_keys)
+        out = []
+        for kind, k in arg_keys:
+            if kind == "tape":
+                if not 0 <= k < len(table):
+                    return None
+                k = table[k]
+            out.append((kind, k))
+        return tuple(out)
+
+    def to_canonical(self, arg_keys):
+        """This process's argument keys in canonical positions (None: out of range)."""
+        return self._renumber(arg_keys, self._position)
+
+    def to_local(self, arg_keys):
+        """Stored (canonical) argument keys in this process's positions (None: out of
+        range, which a file for this exact key cannot have)."""
+        return self._renumber(arg_keys, self._order)
 
 
 def _versions() -> dict:
@@ -259,20 +347,67 @@ def _validated(data: bytes, key_repr: str):
     return source, tuple((kind, k) for kind, k in arg_keys), title
 
 
-def _load(file: Path, key_repr: str):
-    """The Compiled entry a valid file holds, or None (absent, unreadable or refused)."""
+MAX_FILE_BYTES = 32 * 2 ** 20     # a larger entry is neither written nor read
+_OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+               | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+
+
+def _read_regular(file: Path):
+    """The bytes of `file` if it is a regular file of at most MAX_FILE_BYTES, else a str
+    saying why not. A symlink is refused (O_NOFOLLOW, and lstat where that flag is
+    missing), and the open never blocks (O_NONBLOCK: a FIFO opens at once and is then
+    refused by type), so an entry replaced by a link to /dev/zero or by a FIFO costs a
+    miss, not the process."""
+    if not hasattr(os, "O_NOFOLLOW") and stat.S_ISLNK(os.lstat(file).st_mode):
+        return "a symbolic link, not a regular file"
     try:
-        data = file.read_bytes()
+        fd = os.open(file, _OPEN_FLAGS)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:                # O_NOFOLLOW met a symlink
+            return "a symbolic link, not a regular file"
+        raise
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return f"not a regular file (mode {stat.filemode(info.st_mode)})"
+        if info.st_size > MAX_FILE_BYTES:
+            return f"{info.st_size} bytes, over the limit of {MAX_FILE_BYTES}"
+        chunks, total = [], 0
+        while total <= MAX_FILE_BYTES:          # the file may grow while it is read
+            chunk = os.read(fd, MAX_FILE_BYTES + 1 - total)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+        if total > MAX_FILE_BYTES:
+            return f"over the limit of {MAX_FILE_BYTES} bytes"
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _load(file: Path, key_repr: str, canonical):
+    """The Compiled entry a valid file holds, or None (absent, unreadable or refused).
+    `canonical` translates the file's argument positions to this process's."""
+    try:
+        data = _read_regular(file)
     except FileNotFoundError:
         return None
     except OSError as exc:
         log.debug("persistent cache: cannot read %s: %s", file.name, exc)
+        return None
+    if isinstance(data, str):
+        log.debug("persistent cache: ignoring %s: %s", file.name, data)
         return None
     checked = _validated(data, key_repr)
     if isinstance(checked, str):
         log.debug("persistent cache: ignoring %s: %s", file.name, checked)
         return None
     source, arg_keys, title = checked
+    arg_keys = canonical.to_local(arg_keys)
+    if arg_keys is None:
+        log.debug("persistent cache: ignoring %s: argument positions out of range", file.name)
+        return None
     from ..engine import Compiled
     from .emit import compile_function
     try:
@@ -284,19 +419,28 @@ def _load(file: Path, key_repr: str):
     return Compiled(fn, source, arg_keys, title)
 
 
-def _store(file: Path, key_repr: str, entry):
+def _store(file: Path, key_repr: str, entry, canonical):
     """Write `entry` atomically; a failure stops writes for this process (one warning)."""
     global _writable
     from ..engine import Compiled
     if not _writable or not isinstance(entry, Compiled):
         return
+    arg_keys = canonical.to_canonical(entry.arg_keys)
+    if arg_keys is None:
+        log.debug("persistent cache: not written %s: argument positions out of range",
+                  file.name)
+        return
     try:
-        record = make_record(key_repr, entry.source, entry.arg_keys, entry.title)
+        record = make_record(key_repr, entry.source, arg_keys, entry.title)
         # One field per line, so `head` shows the versions and the key.
         text = "{\n" + ",\n".join(f" {json.dumps(k)}: {json.dumps(v, ensure_ascii=True)}"
                                    for k, v in record.items()) + "\n}\n"
     except (TypeError, ValueError) as exc:      # not JSON data: keep it in memory
         log.debug("persistent cache: cannot serialize %s: %s", file.name, exc)
+        return
+    if len(text) > MAX_FILE_BYTES:              # it would never be read back
+        log.debug("persistent cache: not written %s: %d bytes, over the limit of %d",
+                  file.name, len(text), MAX_FILE_BYTES)
         return
     temp = None
     try:
