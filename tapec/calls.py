@@ -53,17 +53,45 @@ def value_of(a):
 
 
 # Names the generated code reads as globals or builtins; a parameter must not shadow them.
-
-
 _GENERATED_GLOBALS = frozenset(dir(builtins)) | GENERATED_GLOBALS
+IDENTIFIER_MAX = 40        # longer user names are cut (generated lines stay readable)
 
 
-def identifier(name: str, fallback: str) -> str:
-    """A Python identifier made from a user-given name (never the raw name itself)."""
-    cleaned = re.sub(r"\W", "_", str(name)).strip("_") or fallback
+def identifier(name, fallback: str) -> str:
+    """A Python identifier made from a user-given name (never the raw name itself).
+
+    Only ASCII letters, digits and `_` survive (a run of anything else becomes one `_`:
+    no newline, quote or Unicode line separator can reach generated code, and Python's
+    NFKC normalization cannot merge two names); leading and trailing `_` are dropped, the
+    result is cut to `IDENTIFIER_MAX` characters, and one that is empty, starts with a digit,
+    is a keyword or a name generated code reads (`np`, a builtin) is prefixed with
+    `fallback` (an identifier of tapec's: `arg0`). Applied to its own result it changes
+    nothing, so names made unique by `unique_identifiers` stay unique.
+    """
+    cleaned = re.sub(r"[^A-Za-z0-9_]+", "_", str(name)).strip("_")
+    cleaned = cleaned[:IDENTIFIER_MAX].rstrip("_")
+    if not cleaned:
+        return fallback
     if cleaned[0].isdigit() or keyword.iskeyword(cleaned) or cleaned in _GENERATED_GLOBALS:
-        cleaned = f"{fallback}_{cleaned}"
+        cleaned = f"{fallback}_{cleaned}"[:IDENTIFIER_MAX].rstrip("_")
     return cleaned
+
+
+def unique_identifiers(names, fallbacks) -> list:
+    """`identifier` of each name, the later of two equal ones numbered (`x`, `x_2`): `x` and
+    `x_`, `a-b` and `a_b`, or `x` and the first leaf of a nested `x` named `x_0` next to
+    a parameter `x_0`, must not become one parameter name twice (a SyntaxError)."""
+    result, taken = [], set()
+    for name, fallback in zip(names, fallbacks):
+        base = identifier(name, fallback)
+        candidate, k = base, 2
+        while candidate in taken:
+            suffix = f"_{k}"
+            candidate = base[:IDENTIFIER_MAX - len(suffix)].rstrip("_") + suffix
+            k += 1
+        taken.add(candidate)
+        result.append(candidate)
+    return result
 
 
 class Call:
@@ -82,8 +110,10 @@ class Call:
 
     @property
     def names(self) -> list:
-        """A parameter name per leaf (nested leaves numbered after their argument)."""
-        return _leaf_names(*self.structure, self._parameter_names)
+        """A parameter name per leaf (nested leaves numbered after their argument): safe
+        identifiers, all different (`unique_identifiers`)."""
+        names = _leaf_names(*self.structure, self._parameter_names)
+        return unique_identifiers(names, [f"arg{i}" for i in range(len(names))])
 
     def key(self) -> tuple:
         if self._flat:

@@ -108,10 +108,18 @@ def latex_command(target, arg_specs, wrt=None) -> str:
         for t, _ in pairs:
             tape.watch(t)
         result = fn(*tensors)
-    name = getattr(fn, "__name__", "f")
     value = tape.latex(result, names=pairs)
     derivative = tape.latex(result, sources, names=pairs)
-    return f"{name} = {value}\n\nderivative:\n{derivative}"
+    return f"{_label(fn)} = {value}\n\nderivative:\n{derivative}"
+
+
+def _label(fn) -> str:
+    """FUNC's name for the output: as written when it is a plain ASCII identifier, else
+    escaped by the LaTeX printer (a file may give its function any `__name__`: a newline,
+    a terminal escape or `\\input` must not reach the output)."""
+    from .export.latex import latex_name
+    name = str(getattr(fn, "__name__", "f"))
+    return name if name.isascii() and name.isidentifier() else latex_name(name)
 
 
 def export_command(target, arg_specs, output) -> str:

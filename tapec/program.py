@@ -236,7 +236,9 @@ def compile_program(program) -> Trace:
         simplified = simplify(program.outputs + written, program.feeds, program.builder,
                               config.simplify_setting())
     arg_names = {("arg", i): n for i, n in enumerate(program.arg_names)}
-    title = f"{program.kind} of {program.name}"
+    # The title is a comment of the generated code: the function's name (user text, a
+    # newline in it would start a line of code) enters only as a sanitized identifier.
+    title = f"{program.kind} of {identifier(program.name, 'f')}"
     source, keys = emit(program.guards + simplified, program.feeds, "function", title,
                         arg_names)
     dtypes = [None if o is None else o.dtype for o in program.outputs]

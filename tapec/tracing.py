@@ -21,6 +21,8 @@ it computes: how a derivative built symbolically joins an enclosing recording.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import tensor as _tensor_module
@@ -42,21 +44,40 @@ def guard_expectation(value):
     return ("array", array.shape, tuple(array.ravel().tolist()))
 
 
+def _number_source(value) -> str:
+    """A Python number as source that evaluates to it (inf and nan have no literal)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "float('nan')" if value != value else \
+            ("float('inf')" if value > 0 else "-float('inf')")
+    if isinstance(value, complex):
+        return f"complex({_number_source(value.real)}, {_number_source(value.imag)})"
+    return repr(value)
+
+
 def guard_test(arg: str, expected) -> str:
-    """Python source that is true when the value named `arg` differs from `expected`."""
+    """Python source that is true when the value named `arg` differs from `expected`
+    (nan equals nan: a guard holds for the value Python saw)."""
     if isinstance(expected, tuple):
         _, shape, flat = expected
-        return f"np.shape({arg}) != {shape!r} or np.ravel({arg}).tolist() != {list(flat)!r}"
+        values = ", ".join(_number_source(v) for v in flat)
+        return (f"np.shape({arg}) != {shape!r} or not np.array_equal(np.ravel({arg}), "
+                f"np.array([{values}]), equal_nan=True)")
     if isinstance(expected, bool):
         return f"bool({arg}) is not {expected!r}"
-    return f"{arg} != {expected!r}"
+    if isinstance(expected, (float, complex)) and expected != expected:
+        return f"not np.isnan({arg})"
+    return f"{arg} != {_number_source(expected)}"
 
 
 def guard_holds(value, expected) -> bool:
     """Whether `value` passes a guard that expects `expected` (as `guard_test` checks)."""
     if isinstance(expected, bool):
         return bool(np.asarray(value)) is expected
-    return guard_expectation(value) == expected
+    seen = guard_expectation(value)
+    if isinstance(expected, tuple):
+        return seen[:2] == expected[:2] and np.array_equal(
+            np.array(seen[2]), np.array(expected[2]), equal_nan=True)
+    return seen == expected or (seen != seen and expected != expected)
 
 
 def _guard_lines(out, args, node):

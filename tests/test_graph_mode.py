@@ -558,3 +558,27 @@ def test_a_traced_write_of_another_dtype_raises_as_an_eager_one():
     np.testing.assert_array_equal(v.numpy(), [0.0, 0.0])
     step(tf.constant([1.0, 2.0]))
     np.testing.assert_array_equal(v.numpy(), [2.0, 4.0])
+
+
+def test_guards_on_nan_and_infinite_values():
+    @tf.function
+    def f(x):
+        total = float(tf.reduce_sum(x))          # a value Python reads: guarded
+        return x * 2.0 if total > 0 or total != total else x * 3.0
+
+    for value, expected in [([np.nan, 1.0], [np.nan, 2.0]), ([np.inf, 1.0], [np.inf, 2.0]),
+                            ([-np.inf, 1.0], [-np.inf, 3.0]), ([np.nan, 1.0], [np.nan, 2.0]),
+                            ([1.0, 1.0], [2.0, 2.0])]:
+        np.testing.assert_array_equal(f(f64(value)).numpy(), expected)
+    assert f.trace_count == 4                   # nan is traced once, then replayed
+
+    @tf.function
+    def masked(x, values):
+        return tf.reduce_sum(x * values.numpy())   # an array read: guarded as a whole
+
+    x = f64([1.0, 1.0])
+    assert np.isnan(float(masked(x, f64([np.nan, 1.0]))))
+    assert np.isnan(float(masked(x, f64([np.inf, -np.inf]))))        # inf - inf
+    assert float(masked(x, f64([2.0, 3.0]))) == 5.0
+    assert masked.trace_count == 3
+    assert np.isnan(float(masked(x, f64([np.nan, 1.0])))) and masked.trace_count == 3

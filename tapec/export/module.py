@@ -708,7 +708,9 @@ def _arg_shape(arg) -> tuple:
         return tuple(arg._value.shape)
     if isinstance(arg, Tensor):
         return tuple(arg._shape)
-    return tuple(np.shape(arg))
+    # np.asarray, not np.shape: an ndarray subclass may override `shape` with objects
+    # whose repr is code (the shape is printed into the module).
+    return tuple(int(d) for d in np.asarray(arg).shape)
 
 
 def _pack(structure, names) -> str:
@@ -783,12 +785,21 @@ def _fixed(name, value, exported):
 
 def _number_source(value) -> str:
     """A Python number as Python source that evaluates to it exactly (repr is exact for
-    floats; inf and nan have no literal)."""
+    floats; inf and nan have no literal). The value is first made a plain bool, int,
+    float or complex through the builtin types' own slots: an example argument may be a
+    subclass whose `__repr__` (or `real`) returns code."""
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    if isinstance(value, int):
+        return int.__repr__(int.real.__get__(value))
     if isinstance(value, complex):
-        return f"complex({_number_source(value.real)}, {_number_source(value.imag)})"
-    if isinstance(value, float) and not np.isfinite(value):
-        return f"float({str(value)!r})"
-    return repr(value)
+        real, imag = complex.real.__get__(value), complex.imag.__get__(value)
+        return f"complex({_number_source(real)}, {_number_source(imag)})"
+    if isinstance(value, float):
+        value = float.real.__get__(value)
+        return float.__repr__(value) if np.isfinite(value) else f"float({str(value)!r})"
+    raise ExportError(f"tapec.export: expected a Python number, got a "
+                      f"{_display(type(value).__name__)}")
 
 
 def _audit(source: str):
