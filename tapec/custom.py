@@ -14,10 +14,17 @@ leaf is an argument of the compiled function (fed anew at every call, like any v
 the tape holds, so the cache stays structural), and when an enclosing tape is
 recording, `grad` runs on eager tensors so the enclosing tape records what it does
 (higher-order derivatives through custom gradients).
+
+As TensorFlow: trainable Variables read inside the function (and not passed as
+arguments) are extra inputs of the recorded node, and `grad_fn(*upstream,
+variables=[...])` must then return (input gradients, variable gradients); a gradient
+function that returns None for an input gives that input no gradient along this path
+(None when nothing else reaches it); a vectorized jacobian calls `grad_fn` once per row.
 """
 from __future__ import annotations
 
 import functools
+import inspect
 
 import numpy as np
 
@@ -29,33 +36,69 @@ _OBJECT = np.dtype(object)
 
 
 class _GradientFunction:
-    """The user's gradient function, as a leaf value a tape can hold and feed."""
+    """The user's gradient function, as a leaf value a tape can hold and feed.
 
-    __slots__ = ("grad_fn", "inputs", "outputs", "_id", "_value", "_shape", "_dtype",
-                 "_literal", "_node")
+    `nones[output]` holds the input numbers for which the latest call for that output
+    returned None (engine.CustomPaths turns such sources' gradients into None)."""
 
-    def __init__(self, grad_fn, inputs, outputs):
+    __slots__ = ("grad_fn", "inputs", "outputs", "variables", "arg_count", "nones", "_id",
+                 "_value", "_shape", "_dtype", "_literal", "_node")
+
+    def __init__(self, grad_fn, inputs, outputs, variables):
         self.grad_fn = grad_fn
         # Shapes and dtypes only: the leaf must not keep user arrays alive.
         self.inputs = [(t._shape, t._dtype) for t in inputs]
         self.outputs = [(t._shape, t._dtype) for t in outputs]
+        self.variables = list(variables)
+        self.arg_count = len(inputs) - len(self.variables)
+        self.nones = {}
         self._id = _next_id()
         self._value = self.call_arrays
         self._shape, self._dtype = (), _OBJECT
         self._literal, self._node = False, None
 
-    def call_tensors(self, upstream: Tensor, output: int) -> tuple:
-        """The input gradients for cotangent `upstream` on output number `output`."""
+    def _user_grads(self, upstreams) -> list:
+        """grad_fn's gradients, one per input (arguments, then variables), as returned."""
+        if not self.variables:
+            grads = nest.flatten(self.grad_fn(*upstreams))
+            variable_grads = []
+        else:
+            grads, variable_grads = self.grad_fn(*upstreams, variables=self.variables)
+            grads, variable_grads = nest.flatten(grads), list(variable_grads)
+            if len(variable_grads) != len(self.variables):
+                raise ValueError("Must return gradient for each variable from "
+                                 f"@custom_gradient grad_fn: got {len(variable_grads)} "
+                                 f"variable gradient(s) for {len(self.variables)} "
+                                 "variable(s); return (input_gradients, [one per variable])")
+        if len(grads) != self.arg_count:
+            raise ValueError(f"custom_gradient: the gradient function returned {len(grads)} "
+                             f"gradient(s) for a function of {self.arg_count} tensor "
+                             "input(s); return exactly one per input (None for no gradient)")
+        return grads + variable_grads
+
+    def call_tensors(self, upstream: Tensor, output: int, rows=None) -> tuple:
+        """The input gradients for cotangent `upstream` on output number `output`; with
+        `rows`, `upstream` holds that many cotangents stacked, one grad_fn call each."""
+        if rows is not None:
+            from .ops.shape import stack
+            per_row = [self._call(upstream[i], output) for i in range(rows)]
+            nones = set.intersection(*(n for _, n in per_row)) if per_row else set()
+            self.nones[output] = nones
+            return tuple(stack([grads[k] for grads, _ in per_row]) if per_row else
+                         Tensor._eager(_frozen_zeros((0,) + shape, dtype))
+                         for k, (shape, dtype) in enumerate(self.inputs))
+        grads, nones = self._call(upstream, output)
+        self.nones[output] = nones
+        return grads
+
+    def _call(self, upstream, output):
         upstreams = [upstream if i == output else Tensor._eager(_frozen_zeros(shape, dtype))
                      for i, (shape, dtype) in enumerate(self.outputs)]
-        grads = nest.flatten(self.grad_fn(*upstreams))
-        if len(grads) != len(self.inputs):
-            raise ValueError(f"custom_gradient: the gradient function returned {len(grads)} "
-                             f"gradient(s) for a function of {len(self.inputs)} tensor "
-                             "input(s); return exactly one per input (None for no gradient)")
-        results = []
-        for k, (grad, (shape, dtype)) in enumerate(zip(grads, self.inputs)):
+        results, nones = [], set()
+        for k, (grad, (shape, dtype)) in enumerate(zip(self._user_grads(upstreams),
+                                                       self.inputs)):
             if grad is None:
+                nones.add(k)
                 results.append(Tensor._eager(_frozen_zeros(shape, dtype)))
                 continue
             (grad,) = to_tensors("custom_gradient", [grad])
@@ -66,12 +109,13 @@ class _GradientFunction:
                 raise TypeError(f"custom_gradient: gradient {k} has dtype {grad._dtype.name}, "
                                 f"but its input has dtype {dtype.name}")
             results.append(grad)
-        return tuple(results)
+        return tuple(results), nones
 
-    def call_arrays(self, upstream: np.ndarray, output: int) -> tuple:
+    def call_arrays(self, upstream: np.ndarray, output: int, rows=None) -> tuple:
         upstream = np.asarray(upstream, dtype=self.outputs[output][1])
         upstream.flags.writeable = False
-        return tuple(t._value for t in self.call_tensors(Tensor._eager(upstream), output))
+        return tuple(t._value for t in self.call_tensors(Tensor._eager(upstream), output,
+                                                         rows))
 
 
 def _frozen_zeros(shape, dtype):
@@ -87,6 +131,22 @@ def _custom_vjp(g, out, fn, *inputs, output, outputs):
                                  dtype=t._dtype.str) for k, t in enumerate(inputs))
 
 
+def _call_numpy(args, node):
+    rows = node.attrs.get("rows")
+    return f"{args[0]}({args[1]}, {node.attrs['output']}" + (f", {rows})" if rows else ")")
+
+
+# Batching (vectorized jacobians): the call takes the stacked cotangents and calls
+# grad_fn once per row; each result is then the stack of that input's gradients.
+def _call_batch(args, batched, size, output, inputs, rows=None):
+    return apply(CUSTOM_CALL, args[0], args[1], output=output, inputs=inputs, rows=size)
+
+
+def _result_batch(args, batched, size, index, shape, dtype):
+    return apply(CUSTOM_RESULT, args[0], index=index, shape=(size,) + tuple(shape),
+                 dtype=dtype)
+
+
 CUSTOM = declare(Op(
     name="custom_gradient", impl=None,
     infer=lambda fn, *inputs, output, outputs: outputs[output],
@@ -94,31 +154,61 @@ CUSTOM = declare(Op(
 
 CUSTOM_CALL = declare(Op(
     name="custom_gradient_call", impl=None,
-    infer=lambda fn, g, output, inputs: ((), _OBJECT),
-    numpy=lambda args, node: f"{args[0]}({args[1]}, {node.attrs['output']})",
-    extra={"interpret": lambda fn, g, output, inputs: fn.call_tensors(g, output)},
+    infer=lambda fn, g, output, inputs, rows=None: ((rows,) if rows else (), _OBJECT),
+    numpy=_call_numpy, batch=_call_batch,
+    extra={"interpret": lambda fn, g, output, inputs, rows=None:
+           fn.call_tensors(g, output, rows)},
     differentiable=False))
 
 CUSTOM_RESULT = declare(Op(
     name="custom_gradient_result", impl=None,
-    infer=lambda call, index, shape, dtype: (shape, np.dtype(dtype)),
+    infer=lambda call, index, shape, dtype: (tuple(shape), np.dtype(dtype)),
     numpy=lambda args, node: f"{args[0]}[{node.attrs['index']}]",
+    batch=_result_batch,
     extra={"interpret": lambda call, index, shape, dtype: call[index]},
     differentiable=False))
 
 
 class _PausedTapes:
-    """Stop every tape of this thread from recording (the function's inside is opaque)."""
+    """Stop every tape of this thread from recording (the function's inside is opaque),
+    and note the trainable Variables the function reads (TensorFlow's VariableWatcher)."""
+
+    _records_everything = False
+    _recording = False
+    _live = frozenset()
 
     def __enter__(self):
+        self.variables = {}
         self._paused = [t for t in context.active_tapes() if t._recording]
         for tape in self._paused:
             tape._pop()
+        context.active_tapes().append(self)
+        return self
 
     def __exit__(self, *exc):
+        context.active_tapes().remove(self)
         for tape in self._paused:
             tape._push()
         return False
+
+    # The tape protocol, as far as a watcher needs it.
+    def _on_op(self, op, inputs, attrs, out):
+        pass
+
+    def _on_value_used(self, tensor, value):
+        pass
+
+    def _on_variable_read(self, variable, value):
+        if variable.trainable:
+            self.variables.setdefault(variable._handle_id, variable)
+
+
+def _accepts_variables(grad_fn) -> bool:
+    try:
+        spec = inspect.getfullargspec(grad_fn)
+    except TypeError:
+        return True                 # not introspectable: let the call decide
+    return "variables" in spec.args or "variables" in spec.kwonlyargs or bool(spec.varkw)
 
 
 def custom_gradient(f=None):
@@ -126,25 +216,36 @@ def custom_gradient(f=None):
 
     `grad_fn(*upstream)` receives one cotangent per output of `f` and returns one
     gradient per positional argument of `f` (None for no gradient); a wrong count
-    raises ValueError when the gradient is computed.
+    raises ValueError when the gradient is computed. When `f` reads trainable Variables
+    that are not its arguments, `grad_fn` must accept `variables=` (TypeError when `f`
+    is called otherwise) and return `(input_gradients, variable_gradients)`, one per
+    variable in the list it is given (ValueError otherwise), as in TensorFlow.
     """
     if f is None:
         return custom_gradient
+    name = getattr(f, "__name__", "f")
 
     @functools.wraps(f)
     def decorated(*args, **kwargs):
-        inputs = to_tensors(f"custom_gradient({getattr(f, '__name__', 'f')})",
+        inputs = to_tensors(f"custom_gradient({name})",
                             [a.read_value() if isinstance(a, Variable) else a for a in args])
-        with _PausedTapes():
+        with _PausedTapes() as watcher:
             result, grad_fn = f(*args, **kwargs)
         if not callable(grad_fn):
-            raise TypeError(f"custom_gradient: {getattr(f, '__name__', 'f')} must return "
+            raise TypeError(f"custom_gradient: {name} must return "
                             f"(outputs, gradient_function), got a {type(grad_fn).__name__} "
                             "as the gradient function")
+        arguments = {a._handle_id for a in args if isinstance(a, Variable)}
+        variables = [v for h, v in watcher.variables.items() if h not in arguments]
+        if variables and not _accepts_variables(grad_fn):
+            raise TypeError("@tf.custom_gradient grad_fn must accept keyword argument "
+                            f"'variables', since function uses variables: {variables}")
         flat = [r if isinstance(r, Tensor) else to_tensors("custom_gradient", [r])[0]
                 for r in nest.flatten(result)]
+        # Read while the tapes record again: a watching tape links the read to the handle.
+        inputs = inputs + [v.read_value() for v in variables]
         # The leaf is made before the outputs: ids must follow the order of dependence.
-        leaf = _GradientFunction(grad_fn, inputs, flat)
+        leaf = _GradientFunction(grad_fn, inputs, flat, variables)
         outputs = [Tensor._eager(r._value) for r in flat]
         described = tuple((o._shape, o._dtype) for o in outputs)
         for i, out in enumerate(outputs):

@@ -60,6 +60,7 @@ class Plan:
     """A compiled derivative addressed by positions in a tape's recording order."""
     entry: object          # Compiled, or None when no source is connected
     arg_refs: tuple        # (True, position in the recording) or (False, seed number)
+    custom: object = None  # CustomPaths when a custom_gradient is on the path
 
 
 def gradient(tape, request: Request) -> list:
@@ -68,11 +69,11 @@ def gradient(tape, request: Request) -> list:
     if _another_tape_records(tape):
         return _gradient_by_structure(tape, request)
     # The hot path: the recording's rows are its structure, kept as it was recorded.
-    position = g.position
+    position, live = g.position, tape._live
     key = ("recording", CODEGEN_VERSION, request.mode, config.simplify_setting(),
            graph.RowsKey(g.rows),
            tuple([position.get(t._id, -1) for t in request.targets]),
-           tuple([position.get(s, -1) if d.kind in "fc" else -2
+           tuple([position.get(s, -1) if s in live and d.kind in "fc" else -2
                   for s, d in zip(request.source_ids, request.source_dtypes)]),
            tuple([None if s is None else (s._shape, s._dtype.str) for s in request.seeds]))
     plan = CACHE.find_alias(key)
@@ -84,24 +85,33 @@ def gradient(tape, request: Request) -> list:
     ids, tensors, seeds = g.ids, tape._tensors, request.seeds
     values = [tensors[ids[k]]._value if from_tape else seeds[k]._value
               for from_tape, k in plan.arg_refs]
-    return _results(plan.entry, plan.entry.fn(*values), request.source_dtypes)
+    if plan.custom is None:
+        return _results(plan.entry, plan.entry.fn(*values), request.source_dtypes)
+    leaves = plan.custom.begin(tape)
+    results = _results(plan.entry, plan.entry.fn(*values), request.source_dtypes)
+    return plan.custom.drop_dead(leaves, results)
 
 
 def _plan(tape, request) -> Plan:
     """Prune, key by structure, build on a miss; then address the arguments by position."""
     g = tape._graph
-    pruned, differentiable = _pruned(g, request)
+    pruned, differentiable = _pruned(tape, request)
     if not pruned.on_path:
         return Plan(None, ())
     entry = _compiled(g, pruned, request, differentiable)
     position = g.position
     refs = tuple((True, position[pruned.ids[k]]) if kind == "tape" else (False, k)
                  for kind, k in entry.arg_keys)
-    return Plan(entry, refs)
+    return Plan(entry, refs, CustomPaths.of(g, pruned, request, differentiable))
 
 
-def _pruned(g, request):
-    differentiable = [d.kind in "fc" for d in request.source_dtypes]
+def _pruned(tape, request):
+    """The part of the recording the derivative needs. Sources that are not watched (an
+    unwatched tensor that only fed a recorded op) and integer sources are left out: as
+    TensorFlow, their gradient is None."""
+    g, live = tape._graph, tape._live
+    differentiable = [s in live and d.kind in "fc"
+                      for s, d in zip(request.source_ids, request.source_dtypes)]
     source_ids = [s for s, ok in zip(request.source_ids, differentiable) if ok]
     return graph.prune(g, source_ids, [t._id for t in request.targets]), differentiable
 
@@ -119,15 +129,86 @@ def _compiled(g, pruned, request, differentiable) -> Compiled:
 def _gradient_by_structure(tape, request) -> list:
     """The general path: used when another tape records, so nesting must be honoured."""
     g = tape._graph
-    pruned, differentiable = _pruned(g, request)
+    pruned, differentiable = _pruned(tape, request)
     if not pruned.on_path:
         return [None] * len(request.source_ids)
+    custom = CustomPaths.of(g, pruned, request, differentiable)
+    leaves = custom.begin(tape) if custom is not None else None
     if _enclosing_tape_records(tape, pruned, request.seeds):
-        return _interpret(tape, pruned, request, differentiable)
-    entry = _compiled(g, pruned, request, differentiable)
-    values = [tape._tensors[pruned.ids[k]]._value if kind == "tape" else
-              request.seeds[k]._value for kind, k in entry.arg_keys]
-    return _results(entry, entry.fn(*values), request.source_dtypes)
+        results = _interpret(tape, pruned, request, differentiable)
+    else:
+        entry = _compiled(g, pruned, request, differentiable)
+        values = [tape._tensors[pruned.ids[k]]._value if kind == "tape" else
+                  request.seeds[k]._value for kind, k in entry.arg_keys]
+        results = _results(entry, entry.fn(*values), request.source_dtypes)
+    return results if custom is None else custom.drop_dead(leaves, results)
+
+
+@dataclass(frozen=True)
+class CustomPaths:
+    """Which sources stay connected when a `custom_gradient` function returns None.
+
+    Whether a gradient function returns None for an input is known only when it runs, so
+    the compiled code uses zeros there; afterwards a source that no gradient reached
+    (every path from the targets to it crosses such a None) gets None, as in
+    TensorFlow. Addressed by positions in the recording, so a cached Plan can hold it.
+    """
+    leaves: tuple          # positions of the gradient-function leaves
+    edges: tuple           # (node, ((input, (leaf, output, k) or None), ...)), targets first
+    targets: frozenset     # positions of the targets
+    sources: tuple         # position of each source (-1: none)
+
+    @staticmethod
+    def of(g, pruned, request, differentiable):
+        from .custom import CUSTOM
+        on_path, position = pruned.on_path, g.position
+        customs = [i for i in on_path if g[i].op is CUSTOM]
+        if not customs:
+            return None
+        edges = []
+        for node_id in sorted(on_path, reverse=True):
+            r = g[node_id]
+            if not r.inputs or not _passes_gradient(r.op):
+                continue
+            inputs = []
+            for k, parent in enumerate(r.inputs):
+                if parent not in on_path or g[parent].dtype.kind not in "fc":
+                    continue
+                key = None
+                if r.op is CUSTOM:
+                    key = (position[r.inputs[0]], r.attrs["output"], k - 1)
+                inputs.append((position[parent], key))
+            edges.append((position[node_id], tuple(inputs)))
+        return CustomPaths(tuple(sorted({position[g[i].inputs[0]] for i in customs})),
+                           tuple(edges),
+                           frozenset(position[t._id] for t in request.targets
+                                     if t._id in position),
+                           tuple(position.get(s, -1) if ok else -1 for s, ok in
+                                 zip(request.source_ids, differentiable)))
+
+    def begin(self, tape) -> list:
+        """The gradient functions, told to note the Nones of the coming call."""
+        ids, tensors = tape._graph.ids, tape._tensors
+        leaves = [(k, tensors[ids[k]]) for k in self.leaves]
+        for _, fn in leaves:
+            fn.nones.clear()
+        return leaves
+
+    def drop_dead(self, leaves, results) -> list:
+        dead = {(k, output, i) for k, fn in leaves for output, inputs in fn.nones.items()
+                for i in inputs}
+        if not dead:
+            return results
+        reached = set(self.targets)
+        for node, inputs in self.edges:         # reverse topological order
+            if node in reached:
+                reached.update(parent for parent, key in inputs if key not in dead)
+        return [None if s not in reached else r for r, s in zip(results, self.sources)]
+
+
+def _passes_gradient(op) -> bool:
+    from .ops.shape import STOP_GRADIENT
+    return op.vjp is not None and op.differentiable and op is not STOP_GRADIENT
 
 
 def _results(entry, outputs, dtypes) -> list:
@@ -265,7 +346,7 @@ def symbolic(tape, request: Request, mode=None):
     them into the expressions that computed them.
     """
     g = tape._graph
-    pruned, differentiable = _pruned(g, request)
+    pruned, differentiable = _pruned(tape, request)
     if not pruned.on_path:
         return [None] * len(request.source_ids), {}
     outputs, feeds, builder = _symbolic_graph(g, pruned, request, differentiable)

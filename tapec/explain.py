@@ -8,10 +8,13 @@ recorded ops it flows. The reasons, in the order they are checked:
   * the source has an integer or bool dtype (only floating tensors carry gradients);
   * the tape was already used (a non-persistent tape releases its recording);
   * the target has an integer or bool dtype;
-  * the source is not watched by the tape (never passed to `watch`, a non-trainable
-    Variable, `watch_accessed_variables=False`, a Variable never read while recording).
-    As `gradient`, a tensor the tape recorded as an input of an op it recorded (because
-    another input was watched) counts as watched;
+  * the target is the source itself (connected: its gradient is the seed, even when the
+    tape does not watch it, as TensorFlow);
+  * the source is not watched by the tape (never passed to `watch`, passed to `watch`
+    while the tape was not recording, a non-trainable Variable,
+    `watch_accessed_variables=False`, a Variable never read while recording). As
+    `gradient` and TensorFlow, a tensor the tape saw only as an unwatched input of an op
+    it recorded (because another input was watched) is not watched;
   * the target was not recorded (computed inside `stop_recording()`, outside the `with`
     block, or from values the tape does not watch);
   * the target was recorded but does not depend on the source (its recorded inputs are
@@ -83,8 +86,8 @@ class _Explainer:
         if not self.targets:
             return self.head + "the target is an empty list, so there is nothing to " \
                 "differentiate."
-        for check in (self.dtype, self.used, self.target_dtype, self.watched,
-                      self.identity, self.recorded, self.depends, self.stopped):
+        for check in (self.dtype, self.used, self.target_dtype, self.identity, self.watched,
+                      self.recorded, self.depends, self.stopped):
             message = check()
             if message is not None:
                 return message
@@ -121,9 +124,14 @@ class _Explainer:
     # --- (a) watching ----------------------------------------------------------------------
     def watched(self):
         tape, source = self.tape, self.source
-        if self.source_id in tape._live or self.source_id in self.graph:
-            return None     # an unwatched input of a recorded op is differentiated too
+        if self.source_id in tape._live:
+            return None
         head = self.head + "the source is not watched by this tape: "
+        if self.source_id in tape._ignored:
+            return (head + "it was passed to tape.watch() while the tape was not recording "
+                    "(inside tape.stop_recording() or outside its with block), which has no "
+                    "effect. Call tape.watch() inside the with block, outside "
+                    "stop_recording().")
         if isinstance(source, Variable):
             if not source.trainable:
                 return (head + "it is a non-trainable Variable (trainable=False), and tapes "
@@ -146,10 +154,17 @@ class _Explainer:
             return (head + f"it was produced {made}, so the op that produced it was not "
                     "recorded and the tape does not know it. Compute it while the tape is "
                     "recording, or call tape.watch(x) on it.")
+        fed = ""
+        if self.source_id in self.graph:
+            users = sorted({self.graph[i].op.name for i in self.graph
+                            if self.source_id in self.graph[i].inputs})
+            fed = (f" The tape saw it only as an unwatched input of {', '.join(users)} "
+                   "(recorded because another input is watched), and, as in TensorFlow, an "
+                   "unwatched input gets no gradient.")
         return (head + "it was never passed to tape.watch() and was not produced by an op "
-                "this tape recorded. Call tape.watch(x) inside the tape's with block before "
-                "computing the target from it (or make it a tf.Variable, which is watched "
-                "automatically).")
+                "this tape recorded." + fed + " Call tape.watch(x) inside the tape's with "
+                "block before computing the target from it (or make it a tf.Variable, which "
+                "is watched automatically).")
 
     # --- the target ------------------------------------------------------------------------
     def _target_ids(self):

@@ -19,7 +19,7 @@ import numpy as np
 from . import context, engine, graph, nest
 from .graph import Record
 from .ops.registry import literal_record
-from .ops.shape import CONSTANT, PLACEHOLDER, READ_VARIABLE
+from .ops.shape import PLACEHOLDER, READ_VARIABLE, broadcast_to
 from .tensor import Tensor, Variable, _next_id, _to_array
 
 log = logging.getLogger("tapec")
@@ -66,6 +66,8 @@ class GradientTape:
         self._watch_accessed_variables = bool(watch_accessed_variables)
         self._recording = False
         self._used = False
+        self._entered = False       # TensorFlow's "has a tape": entered, not yet released
+        self._released_variables = ()   # watched_variables() after a release (as TF)
         self._clear()
 
     def _clear(self):
@@ -73,6 +75,7 @@ class GradientTape:
         self._tensors = {}      # id -> Tensor whose value a derivative may read
         self._live = set()      # ids of watched tensors and recorded op outputs
         self._variables = {}    # handle id -> watched Variable
+        self._ignored = set()   # ids passed to watch() while not recording (for explain)
         # For explain(): tensor ids are allocated in creation order, so windows of ids
         # tell what was created while this tape was not recording. `_gaps` holds closed
         # windows (first id, why, last id), `_gap` the open one (first id, why), and
@@ -99,6 +102,10 @@ class GradientTape:
         if self._recording:
             raise ValueError("GradientTape: this tape is already recording; a tape cannot be "
                              "entered twice")
+        if self._used:          # as TensorFlow: a released tape starts a new recording
+            self._used = False
+            self._clear()
+        self._entered = True
         self._push()
         self._note_resume()
         return self
@@ -122,10 +129,16 @@ class GradientTape:
 
     @contextlib.contextmanager
     def stop_recording(self):
-        """Temporarily stop recording; RuntimeError if the tape is not recording."""
+        """Temporarily stop recording. As TensorFlow: RuntimeError if the tape was never
+        entered or was released by a non-persistent gradient(), ValueError if it is
+        entered but not recording (its with block ended)."""
+        if not self._entered or self._used:
+            raise RuntimeError("Trying to stop recording a tape which is not recording: "
+                               "stop_recording() can only be used inside the tape's `with` "
+                               "block")
         if not self._recording:
-            raise RuntimeError("Tape is not recording: stop_recording() can only be used "
-                               "inside the tape's `with` block")
+            raise ValueError("Tape is not recording: stop_recording() can only be used "
+                             "inside the tape's `with` block")
         self._pop()
         self._note_pause("stop_recording")
         try:
@@ -135,18 +148,29 @@ class GradientTape:
             self._note_resume()
 
     def reset(self):
-        """Forget everything recorded so far (as exiting and re-entering a new tape)."""
+        """Forget everything recorded so far (as exiting and re-entering a new tape).
+        ValueError outside the tape's `with` block, as TensorFlow."""
+        if not self._recording:
+            raise ValueError("Tape is not recording: reset() can only be used inside the "
+                             "tape's `with` block")
         self._clear()
         self._used = False
 
     # --- watching --------------------------------------------------------------------
     def watch(self, tensor):
-        """Ensure `tensor` (a Tensor, Variable, or nested list of them) is traced."""
-        for t in nest.flatten(tensor):
+        """Ensure `tensor` (a Tensor, Variable, or nested list of them) is traced. As
+        TensorFlow, it has no effect while the tape is not recording (inside
+        `stop_recording()`, after the with block); a tape not yet entered still watches."""
+        flat = nest.flatten(tensor)
+        ignored = self._entered and not self._recording
+        for t in flat:
             if isinstance(t, Variable):
                 if t._dtype.kind not in "fc":
                     _warn_not_differentiable("watch", t)
-                self._watch_variable(t)
+                if ignored:
+                    self._ignored.add(t._handle_id)
+                else:
+                    self._watch_variable(t)
             elif isinstance(t, Tensor):
                 if t._value is None:
                     raise ValueError("watch: symbolic tensors cannot be watched")
@@ -154,6 +178,9 @@ class GradientTape:
                     log.warning("The dtype of the watched tensor must be floating (e.g. "
                                 "tapec.float32), got %s", t._dtype.name)
                     _warn_not_differentiable("watch", t)
+                if ignored:
+                    self._ignored.add(t._id)
+                    continue
                 if t._id not in self._graph:
                     self._graph.add_leaf(t._id, PLACEHOLDER, {"kind": "watched"},
                                          t._shape, t._dtype)
@@ -192,7 +219,10 @@ class GradientTape:
         return tape_latex(self, target, sources, names)
 
     def watched_variables(self) -> tuple:
-        """The variables this tape watches, in order of construction."""
+        """The variables this tape watches, in order of construction (after a
+        non-persistent tape is released: those it watched then, as TensorFlow)."""
+        if self._used:
+            return self._released_variables
         return tuple(sorted(self._variables.values(), key=lambda v: v._index))
 
     # --- recording (called by ops) -----------------------------------------------------
@@ -263,6 +293,7 @@ class GradientTape:
 
     def _end_use(self):
         if not self._persistent:
+            self._released_variables = self.watched_variables()
             self._used = True
             self._clear()
 
@@ -272,9 +303,13 @@ class GradientTape:
 
         `target` is a tensor or a (nested) list of tensors, whose contributions are
         summed; `sources` any nested list / tuple / dict of Tensors and Variables, and
-        the result has the same structure. `output_gradients` weights each target
-        (one per target, each of its target's shape). Sources the target does not
-        depend on give None, or zeros with `unconnected_gradients='zero'`.
+        the result has the same structure. `output_gradients` weights each target:
+        one entry per target (as TensorFlow: flattened, a scalar broadcasts to its
+        target's shape, missing trailing entries are ones, a None entry is a ValueError).
+        Sources the target does not depend on, and tensors that were never watched
+        (even when they fed a recorded op), give None, or zeros with
+        `unconnected_gradients='zero'`; a target that is itself a source contributes its
+        seed, watched or not.
         """
         mode = _unconnected(unconnected_gradients)
         if target is None:
@@ -286,6 +321,7 @@ class GradientTape:
         flat_sources = nest.flatten(sources)
         _describe_sources(flat_sources)
         if output_gradients is not None:
+            output_gradients = _seed_entries(target, flat_targets, output_gradients)
             self._seeds(flat_targets, output_gradients, check_only=True)
         _warn_integer_sources(flat_sources)
         self._begin_use("gradient()")
@@ -293,9 +329,29 @@ class GradientTape:
             targets = [self._as_target(t, "gradient") for t in flat_targets]
             seeds = self._seeds(targets, output_gradients)
             results = self._run(targets, flat_sources, seeds, "gradient")
+            results = self._unwatched_identity(flat_targets, targets, seeds, flat_sources,
+                                               results)
         finally:
             self._end_use()
         return nest.pack_sequence_as(sources, _fill_unconnected(results, flat_sources, mode))
+
+    def _unwatched_identity(self, flat_targets, targets, seeds, flat_sources, results):
+        """As TensorFlow, a source the tape does not watch that is also a target gets
+        that target's seed (ones by default); the engine saw no path to it."""
+        live = self._live
+        for i, s in enumerate(flat_sources):
+            key = s._handle_id if isinstance(s, Variable) else s._id
+            if key in live or s._dtype.kind not in "fc":
+                continue
+            total = None
+            for t, target, seed in zip(flat_targets, targets, seeds):
+                if t is not s:
+                    continue
+                value = np.ones(target._shape, target._dtype) if seed is None else seed._value
+                total = value if total is None else total + value
+            if total is not None:
+                results[i] = Tensor._eager(_frozen(np.array(total, dtype=s._dtype)))
+        return results
 
     def _run(self, targets, flat_sources, seeds, mode):
         ids, dtypes, shapes = _describe_sources(flat_sources)
@@ -322,17 +378,14 @@ class GradientTape:
             self._pop()
 
     def _seeds(self, targets, output_gradients, check_only=False):
-        """One seed (or None) per target; `check_only`: validate without reading any
-        Variable (so nothing is recorded), before the tape is used."""
+        """One seed (or None: ones) per target from the entries `_seed_entries` made;
+        `check_only`: validate without reading any Variable (so nothing is recorded),
+        before the tape is used."""
         if output_gradients is None:
             return [None] * len(targets)
-        flat = nest.flatten(output_gradients)
-        if len(flat) != len(targets):
-            raise ValueError(f"gradient: got {len(flat)} output_gradients for {len(targets)} "
-                             "targets; pass one per target")
         seeds = []
-        for target, seed in zip(targets, flat):
-            if seed is None:
+        for target, seed in zip(targets, output_gradients):
+            if seed is _ONES:
                 seeds.append(None)
                 continue
             if isinstance(seed, Variable):
@@ -340,11 +393,19 @@ class GradientTape:
             if not isinstance(seed, Tensor):
                 seed = Tensor._eager(_to_array(seed, target._dtype,
                                                "gradient: output_gradients"))
-            if seed._shape != target._shape:
-                raise ValueError(f"gradient: output_gradients shape {seed._shape} does not "
-                                 f"match target shape {target._shape}")
             if seed._dtype != target._dtype:
                 seed = Tensor._eager(_frozen(seed._value.astype(target._dtype)))
+            if seed._shape != target._shape:
+                try:
+                    fits = np.broadcast_shapes(seed._shape, target._shape) == target._shape
+                except ValueError:
+                    fits = False
+                if not fits:
+                    raise ValueError(f"gradient: output_gradients shape {seed._shape} does "
+                                     f"not match target shape {target._shape} (and does not "
+                                     "broadcast to it)")
+                seed = Tensor._eager(seed._value) if check_only else \
+                    broadcast_to(seed, target._shape)
             seeds.append(seed)
         return seeds
 
@@ -448,6 +509,65 @@ class GradientTape:
         stacked = np.stack(rows, axis=1) if rows else \
             np.zeros((batch, 0) + tuple(source.shape)[1:], dtype=source._dtype)
         return Tensor._eager(_frozen(stacked.reshape(target._shape + tuple(source.shape)[1:])))
+
+
+_ONES = object()     # an output_gradients entry TensorFlow fills in: ones
+
+
+def _seed_entries(target, flat_targets, output_gradients) -> list:
+    """One output_gradients entry per flat target, as TensorFlow pairs them: the leaves
+    of `output_gradients` in order; missing trailing entries are ones (`_ONES`).
+
+    TensorFlow flattens a Python list given as one target's seed into scalars (a
+    silently wrong seed); here, when the leaf count differs from the target count and
+    `output_gradients` has the targets' structure, each target takes its part whole."""
+    n = len(flat_targets)
+    flat = nest.flatten(output_gradients)
+    if len(flat) != n:
+        whole = _split_like(target, output_gradients)
+        if not nest.is_nested(target) and isinstance(output_gradients, (list, tuple)):
+            if len(output_gradients) == 1:
+                whole = [output_gradients[0]]       # [dy] for a single target
+            elif not _broadcasts(output_gradients, flat_targets[0]._shape):
+                whole = None                        # several seeds, not one list value
+        if whole is not None:
+            flat = whole
+        elif len(flat) < n:
+            flat = flat + [_ONES] * (n - len(flat))
+        else:
+            raise ValueError(f"gradient: got {len(flat)} output_gradients for {n} "
+                             "target(s); pass at most one per target")
+    for i, entry in enumerate(flat):
+        if entry is None:
+            raise ValueError(f"gradient: output_gradients entry {i} is None; pass a tensor "
+                             "for every target (tf.ones_like(target) for the default), or "
+                             "leave trailing entries out")
+    return flat
+
+
+def _broadcasts(value, shape) -> bool:
+    """Whether Python data `value` (nested lists of numbers) broadcasts to `shape`."""
+    try:
+        return np.broadcast_shapes(np.shape(value), tuple(shape)) == tuple(shape)
+    except (ValueError, TypeError):
+        return False
+
+
+def _split_like(structure, value):
+    """`value` cut along `structure`'s nesting (one part per leaf), or None."""
+    if not nest.is_nested(structure):
+        return [value]
+    if isinstance(structure, dict):
+        if not isinstance(value, dict) or set(value) != set(structure):
+            return None
+        parts = [_split_like(structure[k], value[k]) for k in sorted(structure)]
+    elif isinstance(value, (list, tuple)) and len(value) == len(structure):
+        parts = [_split_like(s, v) for s, v in zip(structure, value)]
+    else:
+        return None
+    if any(p is None for p in parts):
+        return None
+    return [leaf for part in parts for leaf in part]
 
 
 def _check_targets(target, what):

@@ -287,7 +287,7 @@ CASES = [
     ("batch_jacobian-parallel-inf", lambda e: e.tape.batch_jacobian(
         e.x, e.x, parallel_iterations=INF), ValueError, r"^parallel_iterations"),
     ("stop_recording-not-recording", lambda e: e.tape.stop_recording().__enter__(),
-     RuntimeError, r"stop_recording\(\)"),
+     ValueError, r"stop_recording\(\)"),
     ("stop_recording-argument", lambda e: e.tape.stop_recording(1), TypeError,
      r"stop_recording\(\)"),
     # --- functions and exports ---

@@ -26,13 +26,26 @@ def test_tensor_never_watched():
     assert "not watched by this tape" in message and "tape.watch(x)" in message
 
 
-def test_unwatched_input_of_a_recorded_op_is_differentiated_as_gradient_does():
+def test_unwatched_input_of_a_recorded_op_is_not_watched_as_in_tensorflow():
     x, w = tf.constant([1.0, 2.0]), tf.constant(3.0)
     with tf.GradientTape() as tape:
         tape.watch(w)
         y = tf.reduce_sum(x * w)         # recorded because w is watched; x is its input
-    assert "connected through 2 recorded ops (multiply, reduce_sum)" in tape.explain(y, x)
-    np.testing.assert_allclose(value(tape.gradient(y, x)), [3.0, 3.0])
+    message = tape.explain(y, x)
+    assert _is_none(message) and "not watched by this tape" in message
+    assert "unwatched input of multiply" in message
+    assert tape.gradient(y, x) is None
+
+
+def test_watch_inside_stop_recording_is_explained():
+    x = tf.constant([1.0, 2.0])
+    with tf.GradientTape() as tape:
+        with tape.stop_recording():
+            tape.watch(x)
+        y = tf.reduce_sum(x * x)
+    message = tape.explain(y, x)
+    assert _is_none(message) and "while the tape was not recording" in message
+    assert tape.gradient(y, x) is None
 
 
 def test_non_trainable_variable():
@@ -259,6 +272,14 @@ def test_target_is_the_source():
     assert value(tape.gradient(x, x)) == 1.0
 
 
+def test_target_that_is_an_unwatched_source_is_connected():
+    x = tf.constant([1.0, 2.0])
+    with tf.GradientTape() as tape:
+        pass
+    assert "the target is the source itself" in tape.explain(x, x)
+    assert value(tape.gradient(x, x)).tolist() == [1.0, 1.0]      # TensorFlow: ones
+
+
 def test_list_of_targets_is_connected_when_one_is():
     x, u = tf.constant(1.0), tf.constant(2.0)
     with tf.GradientTape() as tape:
@@ -397,4 +418,4 @@ def test_the_examples_in_docs_explain_md_print_what_the_page_shows():
             if following[0] == "text":
                 assert out.getvalue().split() == following[1].split(), code
                 checked += 1
-    assert checked == 12
+    assert checked == 14
