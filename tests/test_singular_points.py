@@ -241,3 +241,24 @@ def test_agrees_with_tensorflow(case, dtype):
     for ours, theirs in zip(run(tf), run(reference)):
         np.testing.assert_allclose(ours, theirs, rtol=1e-6 if dtype == np.float32 else 1e-12,
                                    atol=0)
+
+
+def test_pow_second_derivative_at_a_zero_exponent():
+    """d2/dxdy x**y = 1/x at y == 0: masking d/dx wherever y == 0 (not only at x == 0)
+    lost it, and the Hessian came out asymmetric (found by the JAX differential fuzzer)."""
+    x = tf.constant(np.array([0.3698069334850714]))
+    y = tf.constant(np.array([-0.5330451591626546, 0.0]))
+    f = lambda a, b: tf.reduce_sum(tf.pow(1.0 + a * a, tf.tanh(b)))   # noqa: E731
+    (_, hxy), (hyx, _) = tf.hessian(f, (0, 1))(x, y)
+    np.testing.assert_allclose(hxy.numpy().ravel(), hyx.numpy().ravel(), rtol=1e-12)
+    base, t = 1.0 + 0.3698069334850714 ** 2, np.tanh(y.numpy())
+    expected = 2 * 0.3698069334850714 * base ** (t - 1) * (1 + t * np.log(base)) * (1 - t * t)
+    np.testing.assert_allclose(hxy.numpy().ravel(), expected, rtol=1e-12)
+    xt, yt = tf.constant(2.0, tf.float64), tf.constant(0.0, tf.float64)
+    with tf.GradientTape() as outer:
+        outer.watch(yt)
+        with tf.GradientTape() as inner:
+            inner.watch(xt)
+            z = xt ** yt
+        dx = inner.gradient(z, xt)
+    assert float(dx) == 0.0 and float(outer.gradient(dx, yt)) == 0.5

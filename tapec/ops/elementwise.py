@@ -228,8 +228,9 @@ _DIVIDE_SYMPY_VJP = _vjp_from_sympy("divide")
 
 def _pow_vjp(g, out, x, y):
     """TensorFlow's rule, d/dx = y * x**(y - 1) and d/dy = out * log(x) masked to 0 where
-    x <= 0, except that d/dx is 0 where y == 0 (x**0 is constant; TensorFlow gives nan
-    at x = 0). SymPy's y * x**y / x would be nan at x = 0 and x = +-inf. A literal
+    x <= 0, except that d/dx is 0 at x = 0 with y == 0 (x**0 is constant; TensorFlow
+    gives nan there). Only that point is masked, so d/dx keeps its derivative in y
+    (d2/dxdy = 1/x at y == 0) everywhere else. SymPy's y * x**y / x would be nan at x = 0 and x = +-inf. A literal
     exponent (or a positive finite literal base) keeps SymPy's rule: x**2 gives 2*x."""
     base, exponent = _literal_value(x), _literal_value(y)
     if exponent is not None and exponent != 0 or \
@@ -240,7 +241,7 @@ def _pow_vjp(g, out, x, y):
     elif exponent is not None:         # x ** 0.0
         dx = fill(x._shape, 0, x._dtype)
     else:
-        dx = g * where(equal(y, 0), 0, y * pow(x, y - 1))
+        dx = g * where(logical_and(equal(y, 0), equal(x, 0)), 0, y * pow(x, y - 1))
     if exponent is not None:
         return dx, None
     positive = greater(x, 0)
