@@ -325,7 +325,7 @@ def _build(g, pruned, request, differentiable) -> Compiled:
 
 def _interpret(tape, pruned, request, differentiable) -> list:
     """Evaluate the symbolic gradient through the public ops, so enclosing tapes record it."""
-    from .tracing import interpret
+    from .tracing import interpret      # tracing builds on tape, which imports this module
     outputs, feeds, _ = _symbolic_graph(tape._graph, pruned, request, differentiable)
 
     def fed_value(node):

@@ -33,7 +33,7 @@ import weakref
 import numpy as np
 
 from . import config, context, nest
-from .calls import Call, parameter_names, value_of
+from .calls import Call, parameter_names
 from .program import GUARD_DIFFERS, Lowered, Program, lower_trace
 from .tensor import Tensor, Variable, _to_array
 from .tensor_spec import TensorSpec, check_signature
@@ -222,8 +222,7 @@ class Function:
                         traced.append(a)       # stays a Variable: tapes inside f can watch it
                     elif isinstance(a, (Tensor, Variable, np.ndarray, np.generic)) or (
                             k in differentiated and isinstance(a, (float, complex))):
-                        t = Tensor._eager(_to_array(value_of(a) if not isinstance(
-                            a, (float, complex)) else a, None, "tapec.function"))
+                        t = Tensor._eager(_to_array(a, None, "tapec.function"))
                         tape.watch_argument(t)
                         traced.append(t)
                     else:

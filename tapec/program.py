@@ -21,8 +21,8 @@ from .ir import Builder
 from .lower import is_structure, lower as lower_recording
 from .ops.shape import PLACEHOLDER, READ_VARIABLE, fill
 from .simplify import simplify
-from .tensor import Tensor, Variable, _to_array
-from .tracing import GUARD, guard_holds, interpret, propagate_guard
+from .tensor import Tensor, Variable, _to_array, _used
+from .tracing import GUARD, guard_holds, interpret
 
 
 class Trace:
@@ -90,12 +90,11 @@ class Program:
     def __init__(self, low, kind):
         outputs, self.structure = low.derive(kind)
         self.kind, self.name = kind, getattr(low.function._fn, "__name__", "f")
-        self.outputs, self.effects = outputs, low.effects
         self.written = [variable for variable, _ in low.effects]
+        # guards, then outputs, then the final value of each written Variable
         self.roots = low.guards + outputs + [node for _, node in low.effects]
         self.n_guards, self.n_outputs = len(low.guards), len(outputs)
-        self.guards, self.builder = low.guards, low.builder
-        self.feeds, self.variables = low.feeds, low.variables
+        self.builder, self.feeds, self.variables = low.builder, low.feeds, low.variables
         self.captured = low.captured_tensors
         self.arg_names = low.arg_names
         self._compiled = None
@@ -136,7 +135,7 @@ def _checked_guard(tensor, expected):
     value differs from the one the program was traced with."""
     if not guard_holds(tensor._value, expected):
         raise _GuardDiffers
-    propagate_guard(tensor, expected)
+    _used(tensor, expected)          # an enclosing trace guards on the same value
 
 
 def _as_tensor(leaf):
@@ -231,20 +230,20 @@ def lower_trace(function, tape, call, traced, result) -> Lowered:
 def compile_program(program) -> Trace:
     """Simplify a program (forward, derivatives and Variable writes together) and emit
     it as one NumPy function."""
-    written = [node for _, node in program.effects]
+    n = program.n_guards
+    guards, computed = program.roots[:n], program.roots[n:]
     with program.builder:
-        simplified = simplify(program.outputs + written, program.feeds, program.builder,
+        simplified = simplify(computed, program.feeds, program.builder,
                               config.simplify_setting())
-    arg_names = {("arg", i): n for i, n in enumerate(program.arg_names)}
+    arg_names = {("arg", i): name for i, name in enumerate(program.arg_names)}
     # The title is a comment of the generated code: the function's name (user text, a
     # newline in it would start a line of code) enters only as a sanitized identifier.
     title = f"{program.kind} of {identifier(program.name, 'f')}"
-    source, keys = emit(program.guards + simplified, program.feeds, "function", title,
-                        arg_names)
-    dtypes = [None if o is None else o.dtype for o in program.outputs]
+    source, keys = emit(guards + simplified, program.feeds, "function", title, arg_names)
+    dtypes = [None if o is None else o.dtype for o in computed[:program.n_outputs]]
     return Trace(compile_function(source, "function"), source, keys,
                  [t._value for t in program.captured], program.variables,
-                 program.n_guards, program.structure, dtypes, program.written)
+                 n, program.structure, dtypes, program.written)
 
 
 def _derivatives(function, call, traced, flat, result, node_of, kind=None):

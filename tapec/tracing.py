@@ -25,7 +25,6 @@ import math
 
 import numpy as np
 
-from . import tensor as _tensor_module
 from .ir import topological_order
 from .ops.registry import Op, apply, declare
 from .ops.shape import CONSTANT, FILL, IDENTITY, PLACEHOLDER, READ_VARIABLE
@@ -186,12 +185,6 @@ def _fed(node, fed, fed_value) -> bool:
     if node not in fed:
         fed[node] = fed_value(node)
     return fed[node] is not None
-
-
-def propagate_guard(tensor, expected):
-    """Tell the enclosing tapes that Python read `expected` from `tensor` (an inner
-    trace's guard, so an enclosing trace guards on the same decision)."""
-    _tensor_module._used(tensor, expected)
 
 
 def _literal(node) -> Tensor:
