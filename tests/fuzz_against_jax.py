@@ -91,11 +91,133 @@ JAX_NP = SimpleNamespace(array=np.array, sin=jnp.sin, exp=jnp.exp, tanh=jnp.tanh
                          mean=jnp.mean)
 
 
-def jax_functions(program):
-    """(program, f) of JAX arrays, compiled from the program's own source."""
-    namespace = {"tf": JAX_TF, "np": JAX_NP}
+# The same namespace with TensorFlow's derivative conventions where JAX documents others:
+# abs' derivative at 0, maximum/minimum at ties and nan, clip at its bounds, and
+# reduce_max/min of a slice holding nan. A finding that disappears against this
+# reference is a documented difference, however the ops combine in the program.
+
+@jax.custom_jvp
+def _tf_abs(x):
+    return jnp.abs(x)
+
+
+_tf_abs.defjvp(lambda primals, tangents: (jnp.abs(primals[0]),
+                                          jnp.sign(primals[0]) * tangents[0]))
+
+
+def _tf_selecting(select, pick_first):
+    """maximum/minimum whose gradient goes to the first argument where `pick_first`
+    (x >= y for maximum: TensorFlow's greater_equal mask; False at nan), else to y."""
+    @jax.custom_jvp
+    def choose(x, y):
+        return select(x, y)
+
+    @choose.defjvp
+    def _(primals, tangents):
+        x, y = primals
+        dx, dy = tangents
+        return choose(x, y), jnp.where(pick_first(x, y), dx, dy)
+    return choose
+
+
+@jax.custom_jvp
+def _tf_clip(x, lo, hi):
+    return jnp.clip(x, lo, hi)
+
+
+@_tf_clip.defjvp
+def _(primals, tangents):
+    x, lo, hi = primals
+    outside = (x < lo) | (x > hi)     # TensorFlow passes the gradient at the bounds
+    return _tf_clip(x, lo, hi), jnp.where(outside, jnp.zeros_like(tangents[0]), tangents[0])
+
+
+def _tf_extremum(reduce):
+    """reduce_max/min whose gradient is TensorFlow's g * [x == out] / count (nan for a
+    slice whose extremum is nan: nothing equals it)."""
+    def extremum(x, axis=None, keepdims=False):
+        @jax.custom_jvp
+        def f(x):
+            return reduce(x, axis=axis, keepdims=keepdims)
+
+        @f.defjvp
+        def _(primals, tangents):
+            (x,), (dx,) = primals, tangents
+            kept = reduce(x, axis=axis, keepdims=True)
+            hits = (x == kept).astype(x.dtype)
+            count = jnp.sum(hits, axis=axis, keepdims=keepdims)
+            return f(x), jnp.sum(dx * hits, axis=axis, keepdims=keepdims) / count
+        return f(x)
+    return extremum
+
+
+TF_CONVENTIONS = SimpleNamespace(**{
+    **vars(JAX_TF), "abs": _tf_abs, "maximum": _tf_selecting(jnp.maximum, jnp.greater_equal),
+    "minimum": _tf_selecting(jnp.minimum, jnp.less_equal), "clip_by_value": _tf_clip,
+    "reduce_max": _tf_extremum(jnp.max), "reduce_min": _tf_extremum(jnp.min)})
+
+
+def jax_functions(program, conventions=False):
+    """(program, f) of JAX arrays, compiled from the program's own source (`conventions`:
+    with TensorFlow's derivative conventions, builtin abs included)."""
+    namespace = {"tf": TF_CONVENTIONS if conventions else JAX_TF, "np": JAX_NP}
+    if conventions:
+        namespace["abs"] = _tf_abs
     exec(compile(program.source, "<fuzz program, JAX>", "exec"), namespace)  # noqa: S102
     return namespace["program"], namespace["f"]
+
+
+def tensorflow_reference(program):
+    """Like `jax_reference`, computed by TensorFlow itself (eager, tapes), or None when it
+    is not installed: the arbiter where JAX and TensorFlow disagree, since tapec follows
+    TensorFlow."""
+    try:
+        import tensorflow as real_tf
+    except ImportError:
+        return None
+    np_like = SimpleNamespace(array=np.array, sin=real_tf.sin, exp=real_tf.exp,
+                              tanh=real_tf.tanh, mean=real_tf.reduce_mean)
+    namespace = {"tf": real_tf, "np": np_like}
+    exec(compile(program.source, "<fuzz program, TensorFlow>", "exec"), namespace)  # noqa: S102
+    tprogram, tf_f = namespace["program"], namespace["f"]
+
+    def results(arrays, directions):
+        xs = [real_tf.constant(a) for a in arrays]
+        with real_tf.GradientTape(persistent=True) as outer:
+            outer.watch(xs)
+            with real_tf.GradientTape(persistent=True) as inner:
+                inner.watch(xs)
+                value, total = tprogram(*xs), tf_f(*xs)
+            grads = inner.gradient(total, xs, unconnected_gradients="zero")
+            dot = sum(real_tf.reduce_sum(g * real_tf.constant(u))
+                      for g, u in zip(grads, directions))
+        hvp = outer.gradient(dot, xs, unconnected_gradients="zero")
+        jacobian = inner.jacobian(value, xs, unconnected_gradients="zero")
+        value, grads = [np.asarray(value)], [np.asarray(g) for g in grads]
+        return {"value": value, "function": value, "tape": grads, "grad": grads,
+                "fn_tape": grads, "jacobian": [np.asarray(j) for j in jacobian],
+                "hvp": [np.asarray(h) for h in hvp]}
+    return results
+
+
+EXACT_JACOBIAN = "tapec's vectorized jacobian is exact where reverse mode's one-hot rows " \
+                 "multiply 0 by an inf the entry does not depend on (TensorFlow and " \
+                 "jax.jacrev: nan; jax.jacfwd agrees with tapec); docs/semantics.md"
+
+
+def exact_where_rows_multiply_nan(program, arrays, got, reverse, dtype):
+    """tapec's jacobian is finite only where jax.jacrev's is nan, and equals jax.jacfwd's
+    there (forward mode has no one-hot cotangent to multiply by inf)."""
+    jprogram, _ = jax_functions(program)
+    forward = jax.jit(jax.jacfwd(jprogram, tuple(range(program.n_inputs))))(
+        *[jnp.asarray(a) for a in arrays])
+    for mine, rev, fwd in zip(got, reverse, forward):
+        mine, rev, fwd = (np.asarray(a, np.float64) for a in (mine, rev, fwd))
+        artifact = np.isnan(rev) & ~np.isnan(mine)
+        if mismatch(np.where(artifact, 0, mine), np.where(artifact, 0, rev), dtype) or \
+                mismatch(mine[artifact], fwd[artifact], dtype):
+            return False
+    return True
 
 
 # --------------------------------------------------------------------------- inputs
@@ -177,10 +299,10 @@ def _listed(grads):
     return [np.asarray(g) for g in grads]
 
 
-def jax_reference(program):
+def jax_reference(program, conventions=False):
     """arrays, directions -> every checked quantity, computed by JAX in one jitted
     function (compiled once per dtype; eager JAX compiles every op for every new shape)."""
-    jprogram, jf = jax_functions(program)
+    jprogram, jf = jax_functions(program, conventions)
     argnums = tuple(range(program.n_inputs))
 
     @jax.jit
@@ -301,6 +423,29 @@ def run_dtype(program, first, second, directions, dtype, checks=None):
     runners = tapec_runners(program)
     runners["hvp"] = lambda arrays: tapec_hvp(program.f, arrays, u)
     findings = []
+    conventional = {}
+
+    def under_tf_conventions(which, check, got):
+        """tapec agrees with JAX given TensorFlow's derivative conventions."""
+        if not conventional:
+            conventional["reference"] = jax_reference(program, conventions=True)
+        if which not in conventional:
+            conventional[which] = conventional["reference"](cast["AB".index(which)], u)
+        return compare(got, conventional[which][check], None, dtype) is None
+
+    def as_tensorflow(which, check, got):
+        """tapec agrees with TensorFlow itself (when installed and it runs the program)."""
+        if "tf" not in conventional:
+            conventional["tf"] = tensorflow_reference(program)
+        if conventional["tf"] is None:
+            return False
+        if "tf" + which not in conventional:
+            try:
+                conventional["tf" + which] = conventional["tf"](cast["AB".index(which)], u)
+            except Exception:                     # noqa: BLE001 - TensorFlow rejected it
+                conventional["tf" + which] = None
+        expected = conventional["tf" + which]
+        return expected is not None and compare(got, expected[check], None, dtype) is None
     for check, run in runners.items():
         if checks and check not in checks:
             continue
@@ -320,6 +465,25 @@ def run_dtype(program, first, second, directions, dtype, checks=None):
             if found is None:
                 continue
             kind, detail = found
+            if check != "value" and check != "function" and \
+                    under_tf_conventions(which, check, got[which]):
+                findings.append(Finding(check, dtype, "documented difference", detail, program,
+                                        arrays, got[which], want[which][check],
+                                        reason=CONVENTIONS))
+                break
+            if check == "jacobian" and kind == "nan-mismatch" and \
+                    exact_where_rows_multiply_nan(program, cast["AB".index(which)],
+                                                  got[which], want[which][check], dtype):
+                findings.append(Finding(check, dtype, "documented difference", detail, program,
+                                        arrays, got[which], want[which][check],
+                                        reason=EXACT_JACOBIAN))
+                break
+            if as_tensorflow(which, check, got[which]):
+                findings.append(Finding(check, dtype, "matches TensorFlow", detail, program,
+                                        arrays, got[which], want[which][check],
+                                        reason="JAX's result differs from TensorFlow's; "
+                                               "tapec's is TensorFlow's"))
+                break
             if which == "B" and compare(got["B"], got["A"], None, dtype) is None and \
                     compare(want["A"][check], want["B"][check], None, dtype) is not None:
                 kind, detail = "stale", f"the call on B returned A's result; {detail}"
@@ -360,6 +524,8 @@ _TIE = "JAX splits the gradient of a tie equally; TensorFlow (tapec) gives it to
        "argument, and where an argument is nan to the other (greater_equal is False)"
 _NAN_REDUCE = "a slice holding nan: TensorFlow's gradient (tapec's) is nan (no element equals " \
               "the nan result: 0/0); JAX's is 0"
+CONVENTIONS = "JAX's derivative conventions (abs at 0, ties of maximum/minimum, clip at its " \
+              "bounds, nan maxima) differ from TensorFlow's; tapec matches JAX given TensorFlow's"
 DOCUMENTED = {
     "maximum": (lambda args, step: _tie(args, _offset(step)) or _nan(args), _TIE),
     "minimum": (lambda args, step: _tie(args, _offset(step)) or _nan(args), _TIE),
@@ -404,7 +570,8 @@ def _reproduces(candidate, arrays, finding):
                               (finding.check,))
         except Exception:                          # noqa: BLE001 - JAX rejected it
             return None
-    return found[0] if found else None
+    same = [f for f in found if f.kind == finding.kind]
+    return same[0] if same else None
 
 
 def attribute(finding, first):
@@ -482,13 +649,14 @@ class Tally:
         if findings:                          # a fresh Program pickles (no namespace)
             self.failing.append((Program(program.input_shapes, program.steps,
                                          program.input_names), input_seed))
-        first = singular_inputs(program, input_seed)
         for finding in findings:
             coarse = (finding.kind, finding.check, finding.dtype)
             if self.attribute_findings and finding.kind != "harness" and \
                     self.attributed.get(coarse, 0) < ATTRIBUTIONS:
                 self.attributed[coarse] = self.attributed.get(coarse, 0) + 1
-                finding = attribute(finding, first)
+                # the inputs it failed on: A or B (each drawn with singular points)
+                finding = attribute(finding, [np.asarray(a, np.float64)
+                                              for a in finding.arrays])
             elif finding.kind != "harness":
                 finding.culprit = "(not isolated)"
             self.counts[finding.kind] = self.counts.get(finding.kind, 0) + 1

@@ -656,3 +656,19 @@ def test_parallel_iterations_is_accepted_and_validated():
     for bad in (0, -1, 1.5, True):
         with pytest.raises(ValueError, match="parallel_iterations"):
             tape.jacobian(y, x, parallel_iterations=bad)
+
+
+def test_vectorized_jacobian_keeps_the_nan_of_zero_times_inf():
+    # Row i of a jacobian is the gradient seeded with the one-hot e_i; its zeros times an
+    # inf are nan, in TensorFlow's vectorized and row-by-row jacobians alike. The
+    # vectorized seed used to hold exact zeros, giving a finite number in those rows.
+    x = tf.constant(np.array([[[-0.5]]]))
+    y = tf.constant(np.array([-np.inf, 0.625]))
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch([x, y])
+        v = x * y
+    with np.errstate(invalid="ignore"):
+        vectorized = tape.jacobian(v, x).numpy().ravel()
+        by_rows = tape.jacobian(v, x, experimental_use_pfor=False).numpy().ravel()
+    np.testing.assert_array_equal(vectorized, [-np.inf, np.nan])
+    np.testing.assert_array_equal(by_rows, [-np.inf, np.nan])

@@ -56,6 +56,8 @@ BATCH_CASES = [
     ("reduce_min", [_distinct(3)], {"axis": (0,), "keepdims": True}, (True,)),
     ("reduce_prod", [_arr(2, 3, 4)], {"axis": (2,), "keepdims": True}, (True,)),
     ("reduce_prod", [_arr(2, 3)], {"axis": (0, 1), "keepdims": False}, (True,)),
+    ("prod_others", [_arr(2, 3, 4)], {"axis": (0, 2)}, (True,)),
+    ("prod_others", [_arr(3)], {"axis": (0,)}, (True,)),
     ("reduce_logsumexp", [_arr(2, 3, 4)], {"axis": (0, 1), "keepdims": False}, (True,)),
     ("reduce_logsumexp", [_arr(4)], {"axis": (0,), "keepdims": True}, (True,)),
     ("reduce_logsumexp", [_arr(2, 3)], {"axis": (), "keepdims": False}, (True,)),

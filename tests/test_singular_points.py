@@ -143,6 +143,46 @@ def test_power_of_a_positive_literal_base_keeps_its_rule():
                      [2.0 ** y * math.log(2.0)])
 
 
+# --- reduce_prod -----------------------------------------------------------------------
+
+def _exclusive_products(x, axis):
+    """Reference: each entry's product of the other entries of its slice, by deleting it."""
+    moved = np.moveaxis(np.asarray(x), axis, -1)
+    others = np.empty_like(moved)
+    for k in range(moved.shape[-1]):
+        others[..., k] = np.prod(np.delete(moved, k, axis=-1), axis=-1)
+    return np.moveaxis(others, -1, axis)
+
+
+PROD_SLICES = [[INF, 0.0, 2.0], [NAN, 2.0, 3.0], [-INF, 3.0, -2.0], [1e30, 1e30, 0.0],
+               [0.0, 0.0, 3.0], [0.0, 5.0, -1.0], [2.0, 3.0, 4.0]]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["float32", "float64"])
+def test_prod_gradient_is_the_product_of_the_other_entries(dtype):
+    # Was nan for the whole slice at an inf or nan entry (TensorFlow: the others' product).
+    x = np.array(PROD_SLICES, dtype=dtype)
+    with np.errstate(all="ignore"):
+        expected = _exclusive_products(x, axis=1)
+        check_everywhere(lambda t: tf.reduce_prod(t, axis=1), [x], dtype,
+                         np.prod(x, axis=1), [expected])
+        check_everywhere(lambda t: tf.reduce_prod(t, axis=0), [x.T], dtype,
+                         np.prod(x.T, axis=0), [expected.T])
+
+
+def test_prod_hessian_matches_finite_differences_with_one_zero():
+    x = tf.Variable([0.0, 2.0, -3.0, 0.5])
+    with tf.GradientTape() as outer:
+        with tf.GradientTape() as inner:
+            y = tf.reduce_prod(x)
+        g = inner.gradient(y, x)
+    hessian = outer.jacobian(g, x).numpy()
+    v = x.numpy()
+    expected = np.array([[0.0 if i == k else np.prod(np.delete(v, [i, k])) for k in range(4)]
+                         for i in range(4)])
+    np.testing.assert_allclose(hessian, expected, rtol=1e-12, atol=1e-12)
+
+
 # --- reduce_logsumexp -------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=["float32", "float64"])
@@ -216,6 +256,8 @@ TF_CASES = {
     "pow": ([[0.0, 0.0, INF, INF, -INF, -2.0, 2.0], [2.0, 0.5, 2.0, -1.0, 2.0, 2.0, 3.0]],
             lambda m: m.pow),
     "logsumexp": ([[1.0, INF, 2.0]], lambda m: m.reduce_logsumexp),
+    "prod": ([[INF, 0.0, 2.0, NAN, 2.0, 1e30, 1e30, 0.0]],
+             lambda m: (lambda x: m.reduce_prod(m.reshape(x, (-1, 2)), axis=1))),
     "divide": ([[1e30, 1e-30], [1e20, 1e-30]], lambda m: m.divide),
     "sigmoid_cross_entropy": ([[1.0, 0.0, 0.5], [-INF, -80.0, 0.0]], lambda m: (
         lambda z, x: m.nn.sigmoid_cross_entropy_with_logits(labels=z, logits=x))),

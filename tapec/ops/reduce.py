@@ -135,23 +135,73 @@ REDUCE_MIN = _reduction(
 
 # --- reduce_prod -----------------------------------------------------------------------
 
-def _reduce_prod_vjp(g, out, x, axis, keepdims):
-    """d prod / d x_i = the product of the other entries, without dividing by zero.
+def _prod_others(x, axis):
+    """Each entry's exclusive product: the product of the other entries of its slice over
+    `axis`, from prefix and suffix products (no division, so exact at 0, inf and nan).
+    Same shape as x."""
+    rest = [i for i in range(x.ndim) if i not in axis]
+    order = rest + list(axis)
+    moved = np.transpose(x, order)
+    length = int(np.prod([x.shape[a] for a in axis], dtype=np.int64))
+    flat = np.reshape(moved, moved.shape[:len(rest)] + (length,))
+    ones = np.ones_like(flat[..., :1])
+    before = np.cumprod(np.concatenate([ones, flat[..., :-1]], axis=-1), axis=-1)
+    after = np.cumprod(np.concatenate([ones, flat[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+    others = np.reshape(before * after, moved.shape)
+    return np.transpose(others, np.argsort(order))
 
-    With z = [x == 0] and p = prod(x + z) (the product of the nonzero entries): a slice
-    with no zero gives p / x_i; with one zero, p at the zero and 0 elsewhere; with two
-    or more, 0 everywhere. x + z is never 0, so no NaN can appear. (Second derivatives
-    are exact away from zeros; at a zero they miss the terms through the zero entry,
-    as TensorFlow's own cumprod gradient does.)"""
-    zero = cast(ew.equal(x, 0), x._dtype)
-    safe = ew.add(x, zero)
-    nonzero_product = apply(REDUCE_PROD, safe, axis=axis, keepdims=True)
-    zeros = apply(REDUCE_SUM, zero, axis=axis, keepdims=True)
-    no_zero = cast(ew.equal(zeros, 0), x._dtype)
-    one_zero = cast(ew.equal(zeros, 1), x._dtype)
-    others = ew.multiply(nonzero_product,
-                         ew.add(ew.divide(no_zero, safe), ew.multiply(one_zero, zero)))
-    return (ew.multiply(_unreduce(g, x, axis), others),)
+
+def _prod_others_lines(out, args, node):
+    """The statements of `_prod_others` for generated code (which may use only np)."""
+    x, axis = args[0], node.attrs["axis"]
+    rest = [i for i in range(len(node.shape)) if i not in axis]
+    order = rest + list(axis)
+    moved_shape = tuple(node.shape[i] for i in order)
+    length = int(np.prod([node.shape[a] for a in axis], dtype=np.int64))
+    flat, ones = f"{out}_flat", f"{out}_ones"
+    return [f"{flat} = np.reshape(np.transpose({x}, {tuple(order)}), "
+            f"{moved_shape[:len(rest)] + (length,)})",
+            f"{ones} = np.ones_like({flat}[..., :1])",
+            f"{out} = np.cumprod(np.concatenate([{ones}, {flat}[..., :-1]], axis=-1), axis=-1)",
+            f"{out} = {out} * np.cumprod(np.concatenate([{ones}, {flat}[..., :0:-1]], axis=-1), "
+            "axis=-1)[..., ::-1]",
+            f"{out} = np.transpose(np.reshape({out}, {moved_shape}), "
+            f"{tuple(int(i) for i in np.argsort(order))})"]
+
+
+def _prod_others_vjp(g, out, x, axis):
+    """The Hessian of prod times g: sum over i != k of g_i times the product of the
+    entries other than i and k. With S = sum(g * others), that is (S - g_k others_k) / x_k
+    where x_k != 0; at a zero, others_k * sum over nonzero i of g_i / x_i (exact when the
+    slice has one zero; with two, the terms through the other zero are missed, as in
+    TensorFlow's cumprod gradient)."""
+    zero = ew.equal(x, 0)
+    safe = ew.where(zero, 1, x)
+    weighted = ew.multiply(g, out)
+    total = apply(REDUCE_SUM, weighted, axis=axis, keepdims=True)
+    quotients = apply(REDUCE_SUM, ew.where(zero, 0, ew.divide(g, safe)),
+                      axis=axis, keepdims=True)
+    return (ew.where(zero, ew.multiply(out, quotients),
+                     ew.divide(ew.subtract(total, weighted), safe)),)
+
+
+def _prod_others_infer(x, axis):
+    _check_kind("reduce_prod", x, "fciu")
+    return x._shape, x._dtype
+
+
+PROD_OTHERS = declare(Op(
+    name="prod_others", impl=_prod_others, infer=_prod_others_infer, vjp=_prod_others_vjp,
+    numpy_lines=_prod_others_lines, latex=r"\prod_{{j \ne i}} {0}"))
+PROD_OTHERS.batch = lambda args, batched, size, axis: apply(
+    PROD_OTHERS, args[0], axis=tuple(a + 1 for a in axis))
+
+
+def _reduce_prod_vjp(g, out, x, axis, keepdims):
+    """d prod / d x_i = the product of the other entries (TensorFlow's rule, computed as
+    TensorFlow does, from exclusive prefix and suffix products): finite at a zero, and at
+    a nan or inf entry the product of the others rather than nan."""
+    return (ew.multiply(_unreduce(g, x, axis), apply(PROD_OTHERS, x, axis=axis)),)
 
 
 REDUCE_PROD = _reduction(

@@ -1,8 +1,9 @@
 """The seed of vectorized jacobians, kept symbolic so that identities can be simplified.
 
 `diag_seed(v)` is the tensor T of shape (m, *v.shape), m = v.size, with
-T[i, k...] = v[k...] where i is the flat (C-order) index of k, and 0 elsewhere: the
-identity seed scaled by v. Seeding a jacobian with `diag_seed(ones)` instead of a
+T[i, k...] = v[k...] where i is the flat (C-order) index of k, and 0 * v[k...] elsewhere:
+the identity seed scaled by v. The off-diagonal zeros are 0 * v, not 0, so that an inf or
+nan in v makes them nan, as TensorFlow's row-by-row jacobian (one-hot row times v) does. Seeding a jacobian with `diag_seed(ones)` instead of a
 materialized `eye` lets the simplifier push the diagonal through the gradient graph
 (`diag_seed(v) * w = diag_seed(v * w)`, `A @ diag_seed(v)` = a scaled copy of A) so that,
 for example, the jacobian of tanh(W x) compiles to (1 - y**2) * W.
@@ -16,8 +17,10 @@ from .registry import Op, apply, declare
 
 def _impl(v):
     m = v.size
-    out = np.zeros((m, m), dtype=v.dtype)
-    np.fill_diagonal(out, v.reshape(-1))
+    flat = v.reshape(-1)
+    with np.errstate(invalid="ignore"):
+        out = np.tile(flat * 0, (m, 1))
+    np.fill_diagonal(out, flat)
     return out.reshape((m,) + v.shape)
 
 
@@ -30,9 +33,10 @@ def _vjp(g, out, v):
 
 def _lines(out, args, node):
     m = node.shape[0]
-    dtype = "np." + np.dtype(node.dtype).name
-    return [f"{out} = np.zeros(({m}, {m}), dtype={dtype})",
-            f"np.fill_diagonal({out}, np.reshape({args[0]}, -1))",
+    flat = f"{out}_flat"
+    return [f"{flat} = np.reshape({args[0]}, -1)",
+            f"{out} = np.tile({flat} * 0, ({m}, 1))",
+            f"np.fill_diagonal({out}, {flat})",
             f"{out} = {out}.reshape({node.shape})"]
 
 
