@@ -156,8 +156,7 @@ CUSTOM_CALL = declare(Op(
     name="custom_gradient_call", impl=None,
     infer=lambda fn, g, output, inputs, rows=None: ((rows,) if rows else (), _OBJECT),
     numpy=_call_numpy, batch=_call_batch,
-    extra={"interpret": lambda fn, g, output, inputs, rows=None:
-           fn.call_tensors(g, output, rows)},
+    interpret=lambda fn, g, output, inputs, rows=None: fn.call_tensors(g, output, rows),
     differentiable=False))
 
 CUSTOM_RESULT = declare(Op(
@@ -165,7 +164,7 @@ CUSTOM_RESULT = declare(Op(
     infer=lambda call, index, shape, dtype: (tuple(shape), np.dtype(dtype)),
     numpy=lambda args, node: f"{args[0]}[{node.attrs['index']}]",
     batch=_result_batch,
-    extra={"interpret": lambda call, index, shape, dtype: call[index]},
+    interpret=lambda call, index, shape, dtype: call[index],
     differentiable=False))
 
 

@@ -173,8 +173,8 @@ def interpret(outputs, fed_value, on_guard=None) -> list:
             env[node] = None
             if on_guard is not None:
                 on_guard(env[node.inputs[0]], node.attrs["expected"])
-        elif "interpret" in node.op.extra:      # ops whose values are not arrays
-            env[node] = node.op.extra["interpret"](*(env[i] for i in node.inputs),
+        elif node.op.interpret is not None:      # ops whose values are not arrays
+            env[node] = node.op.interpret(*(env[i] for i in node.inputs),
                                                    **node.attrs)
         else:
             env[node] = apply(node.op, *(env[i] for i in node.inputs), **node.attrs)

@@ -15,6 +15,8 @@ from hypothesis.extra import numpy as hnp
 import tapec as tf
 from fd import check_gradients
 from tapec.ops import REGISTRY
+from tapec.ops.registry import apply
+from tapec.ops.reduce import PROD_OTHERS
 
 SHAPES = hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=3)
 NONEMPTY = hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=3)
@@ -54,6 +56,16 @@ def reduction(fn, nonempty=False):
         keepdims = data.draw(st.booleans(), label="keepdims")
         return (lambda x: fn(x, axis=axis, keepdims=keepdims)), [_values(data, shape)]
     return build
+
+
+def _prod_others(data):
+    """The exclusive product (reduce_prod's derivative): its own gradient is the Hessian
+    of the product times the cotangent."""
+    shape = data.draw(NONEMPTY, label="shape")
+    axes = data.draw(st.lists(st.integers(0, len(shape) - 1), unique=True, min_size=1,
+                              max_size=len(shape)), label="axes") if shape else []
+    return (lambda x: apply(PROD_OTHERS, x, axis=tuple(sorted(axes)))), \
+        [_values(data, shape)]
 
 
 def _broadcast_to(data):
@@ -202,7 +214,7 @@ BUILDERS = {
     "maximum": binary(tf.maximum, offset=0.123), "minimum": binary(tf.minimum, offset=0.123),
     "where": _where,
     "reduce_sum": reduction(tf.reduce_sum), "reduce_prod": reduction(tf.reduce_prod),
-    "reduce_logsumexp": reduction(tf.reduce_logsumexp),
+    "reduce_logsumexp": reduction(tf.reduce_logsumexp), "prod_others": _prod_others,
     "reduce_max": reduction(tf.reduce_max, nonempty=True),
     "reduce_min": reduction(tf.reduce_min, nonempty=True),
     "broadcast_to": _broadcast_to, "reshape": _reshape, "transpose": _transpose,

@@ -22,6 +22,7 @@ from conftest import value
 from tapec.codegen.emit import compile_function, emit
 from tapec.ir import Builder
 from tapec.ops import REGISTRY
+from tapec.ops.reduce import PROD_OTHERS as REDUCE_PROD_OTHERS
 from tapec.ops.registry import apply
 from tapec.ops.shape import PLACEHOLDER
 from tapec.tensor import Tensor
@@ -31,7 +32,7 @@ RTOL = 1e-6
 ATOL = 1e-8
 
 COVERED_OPS = {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
-               "reduce_logsumexp", "norm", "argmax", "argmin"}
+               "reduce_logsumexp", "norm", "argmax", "argmin", "prod_others"}
 
 RNG = np.random.default_rng(11)
 
@@ -220,6 +221,11 @@ GRADIENT_CASES = {
                        np.array([[0.0, 1.5, 0.0, 2.0], [0.0, 2.0, 3.0, -1.0]])),
     "prod-zeros-all-axes": (tf.reduce_prod, np.array([[0.0, 2.0], [3.0, -1.5]])),
     "prod-all-zero": (lambda x: tf.reduce_prod(x, axis=0), np.zeros((3, 2))),
+    # reduce_prod's derivative, the exclusive product, differentiated again (a Hessian)
+    "prod-others-axis1": (lambda x: apply(REDUCE_PROD_OTHERS, x, axis=(1,)),
+                          _away0((3, 4))),
+    "prod-others-one-zero": (lambda x: apply(REDUCE_PROD_OTHERS, x, axis=(0, 1)),
+                             np.array([[1.5, 0.0], [-2.0, 0.5]])),
     "logsumexp-all": (tf.reduce_logsumexp, _real((2, 3, 4))),
     "logsumexp-axis0": (lambda x: tf.reduce_logsumexp(x, axis=0), _real((3, 4))),
     "logsumexp-axis-1-keepdims": (lambda x: tf.reduce_logsumexp(x, axis=-1, keepdims=True),

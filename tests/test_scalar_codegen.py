@@ -166,7 +166,7 @@ def _float_samples(rng, n):
 
 def _arguments(op, rng):
     """Argument tuples (and their dtypes) for `op`: specials, ties, random values."""
-    name, arity = op.name, op.extra.get("arity", 1)
+    name, arity = op.name, op.arity or 1
     if name in ("logical_and", "logical_or", "logical_not"):
         return [BOOL] * arity, [c for c in np.ndindex(*(2,) * arity)]
     if name == "where":

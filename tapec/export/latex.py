@@ -483,7 +483,7 @@ def _scalar_graph(roots) -> bool:
             return False
         name = n.op.name
         if not (n.op is PLACEHOLDER or n.op is CONSTANT or n.op is FILL or
-                n.op.extra.get("sympy") is not None or name in _SCALAR_TRANSPARENT or
+                n.op.sympy is not None or name in _SCALAR_TRANSPARENT or
                 name in _RELATIONS or name == "where"):
             return False
     return True
@@ -620,8 +620,8 @@ class _ScalarPrinter:
             e = getattr(sp, _RELATIONS[name])(*args)
         elif name == "where":
             e = sp.Piecewise((args[1], args[0]), (args[2], True))
-        elif n.op.extra.get("sympy") is not None:
-            e = n.op.extra["sympy"](*args)
+        elif n.op.sympy is not None:
+            e = n.op.sympy(*args)
         else:                                     # _SCALAR_TRANSPARENT
             e = args[0]
         self._memo[id(n)] = (n, e)
@@ -1095,7 +1095,7 @@ class _MatrixPrinter:
             result = method(n, layout)
             if result is not None:
                 return result
-        if n.op.extra.get("sympy") is not None or name in _RELATIONS or name == "where":
+        if n.op.sympy is not None or name in _RELATIONS or name == "where":
             return self._elementwise(n, layout)
         return self._generic(n, layout)
 

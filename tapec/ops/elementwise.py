@@ -117,7 +117,7 @@ def elementwise(name, ufunc, sympy_fn, template, arity, kinds="fc", latex=None,
         else scalar,
         latex=latex,
         differentiable=differentiable,
-        extra={"sympy": sympy_fn, "arity": arity},
+        arity=arity, sympy=sympy_fn, template=template,
     ))
     op.batch = batch_elementwise(op)
     return op
@@ -298,7 +298,7 @@ WHERE = declare(Op(
     numpy=lambda args, node: f"np.where({args[0]}, {args[1]}, {args[2]})",
     scalar=lambda args, node: f"{args[1]} if {args[0]} else {args[2]}",
     latex=r"\begin{{cases}} {1} & {0} \\ {2} & \text{{otherwise}} \end{{cases}}",
-    extra={"arity": 3}))
+    arity=3))
 WHERE.batch = batch_elementwise(WHERE)
 
 
@@ -330,7 +330,7 @@ def _frozen(array):
 # Public functions, under TensorFlow's names and signatures: f(x, name=None) and
 # f(x, y, name=None).
 def _public(op):
-    if op.extra["arity"] == 1:
+    if op.arity == 1:
         def function(x, name=None):
             return apply(op, x)
     else:

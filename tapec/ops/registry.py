@@ -14,6 +14,13 @@ An op declares, in one place:
   * `scalar(args, node)`: optionally, the same on Python floats with `math`, for the
     fast path of 0-d float64 graphs;
   * `latex`: a LaTeX template (used by the exporters);
+  * for elementwise ops, `arity`, `sympy` (the scalar function as a SymPy expression
+    builder, from which the derivative, the simplifier's rewrites and fusion follow)
+    and `template` (the NumPy expression as a format string over the arguments, from
+    which fused code is printed);
+  * `interpret(*values, **attrs)`: for ops whose values are not arrays (a custom
+    gradient's call record), how an interpreter computes them;
+  * `fusion`: True for the fused-region op the simplifier creates;
   * `stateful`: True when the value is not a function of the inputs (a variable
     read), so common-subexpression merging must never join two such nodes.
 
@@ -24,7 +31,7 @@ current builder instead.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -49,7 +56,11 @@ class Op:
     latex: str | None = None
     differentiable: bool = True
     stateful: bool = False      # its value is not a function of its inputs: never merged
-    extra: dict = field(default_factory=dict)
+    arity: int | None = None                 # elementwise ops: the number of inputs
+    sympy: Callable | None = None            # elementwise ops: f(*symbols) -> SymPy expr
+    template: str | None = None              # elementwise ops: "np.exp({0})"
+    interpret: Callable | None = None        # non-array values: computed by the interpreter
+    fusion: bool = False                     # the simplifier's fused-region op
 
     def __repr__(self):
         return f"Op({self.name})"

@@ -53,7 +53,7 @@ def cotangent_rule(op, i: int, literals: tuple):
     """SymPy expression for input i's cotangent in symbols G, OUT, s0..; None if zero."""
     sp = sympy()
     inputs, g, out = _symbols(len(literals))
-    f = op.extra["sympy"](*inputs)
+    f = op.sympy(*inputs)
     # Zeros stay symbolic: SymPy has no -0.0, and g * (-0.0) must keep its sign.
     substitutions = {s: to_sympy_number(v) for s, v in zip(inputs, literals)
                      if v is not None and v != 0}
@@ -80,8 +80,8 @@ def _function_table():
     x = sp.Symbol("x", real=True)
     table = {}
     for op in REGISTRY.values():
-        fn = op.extra.get("sympy")
-        if fn is None or op.extra.get("arity") != 1:
+        fn = op.sympy
+        if fn is None or op.arity != 1:
             continue
         expr = fn(x)
         if isinstance(expr, sp.Function) and expr.args == (x,):
@@ -207,4 +207,4 @@ def latex_of(op, arity: int):
     """LaTeX of an elementwise op applied to placeholder symbols (for the exporters)."""
     sp = sympy()
     inputs, _, _ = _symbols(arity)
-    return sp.latex(op.extra["sympy"](*inputs))
+    return sp.latex(op.sympy(*inputs))

@@ -4,7 +4,7 @@
 
 Regions and groups
 ------------------
-A *fusible* node is an elementwise op (`extra["sympy"]` and `extra["arity"]` set, a
+A *fusible* node is an elementwise op (`sympy` and `arity` set, a
 NumPy template, no attributes) of floating dtype whose operands share its dtype, and
 which is not fed. Constants (`constant`) and 0-d `fill` nodes are *literals*: they
 are inlined where they are used. Fusible nodes connected through their inputs form
@@ -188,7 +188,7 @@ def _blocked_lines(program, args, out, shapes, node):
 
 FUSED = declare(Op(
     name="fused", impl=None, infer=_infer, numpy_lines=_numpy_lines,
-    differentiable=False, extra={"fusion": "elementwise"}))
+    differentiable=False, fusion=True))
 
 
 def fused_expression(node, inputs=None):
@@ -217,7 +217,7 @@ def fused_expression(node, inputs=None):
         args = [get(o) for o in operands]
         if opcode == "call":
             op = REGISTRY.get(info[0])
-            fn = op.extra.get("sympy") if op is not None else None
+            fn = op.sympy if op is not None else None
             values.append(fn(*args) if fn is not None else sp.Function(info[0])(*args))
         elif opcode == "neg":
             values.append(-args[0])
@@ -341,11 +341,11 @@ def _is_literal(node, feeds) -> bool:
 
 def _fusible(node, feeds) -> bool:
     op = node.op
-    if node in feeds or op.extra.get("sympy") is None or "arity" not in op.extra:
+    if node in feeds or op.sympy is None or op.arity is None:
         return False
     if op.numpy is None or op.numpy_lines is not None or node.attrs or op.stateful:
         return False
-    if node.dtype.kind != "f" or len(node.inputs) != op.extra["arity"]:
+    if node.dtype.kind != "f" or len(node.inputs) != op.arity:
         return False
     return all(i.dtype == node.dtype for i in node.inputs)
 
@@ -516,10 +516,10 @@ class _Unsupported(Exception):
 def _is_arithmetic(op) -> bool:
     """Whether the op's SymPy expression is plain arithmetic (+, -, *, / and integer powers)."""
     sp = sympy_rules.sympy()
-    arity = op.extra["arity"]
+    arity = op.arity
     symbols = sp.symbols(f"q0:{arity}")
     try:
-        expr = op.extra["sympy"](*symbols)
+        expr = op.sympy(*symbols)
     except Exception:            # a declaration SymPy cannot evaluate: treat it as opaque
         return False
     for e in sp.preorder_traversal(expr):
@@ -629,7 +629,7 @@ def _sympy_of(node, args, group):
     if op.name == "pow" and len(args) == 2 and args[1] in (2, -1, 1):
         return args[0] ** args[1]        # x**2 is x*x and x**-1 is 1/x in NumPy too
     if op.name != "pow" and _is_arithmetic(op):
-        return op.extra["sympy"](*args)
+        return op.sympy(*args)
     literal_args = tuple(_literal_value(i) for i in node.inputs)
     info = (op.name, _template(op, node, len(args)),
             _numexpr_template(op.name),

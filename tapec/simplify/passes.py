@@ -19,7 +19,7 @@ MAX_REWRITES_PER_NODE = 32
 def dispatch(rules) -> dict:
     """{op name: the rules that can match it}, from each rule's `ops` mark."""
     from ..ops.registry import REGISTRY
-    elementwise = [name for name, op in REGISTRY.items() if "arity" in op.extra]
+    elementwise = [name for name, op in REGISTRY.items() if op.arity is not None]
     table = {}
     for rule in rules:
         names = getattr(rule, "ops", None) or list(REGISTRY)

@@ -196,7 +196,7 @@ def identity_op(n):
 @on(ELEMENTWISE)
 def uniform_as_scalar(n):
     """fill(v, s) ⊙ x -> v ⊙ x when broadcasting x alone already gives the result's shape"""
-    if "arity" not in n.op.extra or n.op.name == "where" or len(n.inputs) != 2:
+    if n.op.arity is None or n.op.name == "where" or len(n.inputs) != 2:
         return None
     a, b = n.inputs
     for k, (c, other) in enumerate(((a, b), (b, a))):
@@ -220,7 +220,7 @@ def fold_elementwise(n):
     """op(c1, c2, ...) -> c   for an elementwise op on uniform constants (computed in the
     node's dtype with the op's own NumPy implementation, so the value is what runtime
     would compute)"""
-    if "arity" not in n.op.extra or n.op.impl is None or n.op.name == "where":
+    if n.op.arity is None or n.op.impl is None or n.op.name == "where":
         return None
     values = [uniform_value(i) for i in n.inputs]
     if any(v is None for v in values) or n.dtype.kind not in "fc":
@@ -296,7 +296,7 @@ def reshape_of_reshape(n):
 @on(ELEMENTWISE)
 def redundant_broadcast(n):
     """op(broadcast_to(a, s), b) -> op(a, b) when broadcasting gives the same shape"""
-    if "arity" not in n.op.extra:
+    if n.op.arity is None:
         return None
     inputs = list(n.inputs)
     for k, x in enumerate(inputs):
@@ -361,7 +361,7 @@ def transpose_through_elementwise(n):
     if n.op.name != "transpose":
         return None
     inner = n.inputs[0]
-    if "arity" not in inner.op.extra or inner.op.name == "where":
+    if inner.op.arity is None or inner.op.name == "where":
         return None
     rank = len(n.shape)
     if any(len(i.shape) not in (0, rank) for i in inner.inputs) or \
