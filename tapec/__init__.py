@@ -10,9 +10,9 @@
 Recorded operations form a networkx graph; `gradient` differentiates it symbolically,
 generates NumPy code, and caches the compiled function by the graph's structure.
 """
-__version__ = "0.1.0"
+from ._version import __version__
 
-from . import random  # noqa: E402
+from . import numpy_api, random  # noqa: E402,F401  (numpy_api: NumPy calls on tensors)
 from .codegen.cache import CACHE as _CACHE  # noqa: E402
 from .dtypes import (DType, as_dtype, bool_ as bool, complex64, complex128,  # noqa: E402,A004
                      float16, float32, float64, int8, int16, int32, int64, uint8)
@@ -22,6 +22,7 @@ from .ops.linalg import *  # noqa: E402,F401,F403
 from .ops.nn import *  # noqa: E402,F401,F403
 from .ops.reduce import *  # noqa: E402,F401,F403
 from .ops.shape import *  # noqa: E402,F401,F403
+from .ops.indexing import *  # noqa: E402,F401,F403
 from . import linalg, math, nn  # noqa: E402  (TensorFlow-style namespaces)
 from .config import num_threads, set_num_threads, set_simplify, simplify_mode  # noqa: E402
 from .function import (Function, function, grad, hessian, jacobian,  # noqa: E402

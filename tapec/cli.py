@@ -49,7 +49,7 @@ def main(argv=None) -> int:
                     "installed systems (TensorFlow, JAX, PyTorch, autograd)."))
     args = parser.parse_args(argv)
     if args.version:
-        from . import __version__
+        from ._version import __version__
         print(f"tapec {__version__}")
         return 0
     if args.command == "demo":

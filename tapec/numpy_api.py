@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .tensor import Tensor, Variable
+from .tensor import Tensor, Variable, _Operators
 
 
 def _tapec():
@@ -408,3 +408,14 @@ def _result_type(*arrays_and_dtypes):
 @handles(np.copy, np.asanyarray)
 def _copy(a, *args, **kwargs):
     return _as_tensor(a)
+
+
+def _install(cls=_Operators):
+    """NumPy's dispatch protocols on tensors and variables: NumPy calls record as ops."""
+    cls.__array_ufunc__ = lambda self, ufunc, method, *inputs, **kwargs: array_ufunc(
+        ufunc, method, inputs, kwargs)
+    cls.__array_function__ = lambda self, func, types, args, kwargs: array_function(
+        func, args, kwargs)
+
+
+_install()

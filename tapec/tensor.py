@@ -15,6 +15,7 @@ takes the dtype of the tensor it meets. Pickling gives a new identity (fresh `_i
 from __future__ import annotations
 
 import itertools
+import operator
 import warnings
 
 import numpy as np
@@ -51,81 +52,13 @@ def _format_value(value: np.ndarray) -> str:
 
 
 class _Operators:
-    """Arithmetic, comparison and indexing operators shared by Tensor and Variable."""
+    """Python's protocols shared by Tensor and Variable. The arithmetic, comparison and
+    indexing operators are installed by `ops.operators`, and NumPy's protocols by
+    `numpy_api`: both build on this module, which therefore imports neither."""
 
     __slots__ = ()
 
-    def __add__(self, other):
-        return _ew.add(self, other)
-
-    def __radd__(self, other):
-        return _ew.add(other, self)
-
-    def __sub__(self, other):
-        return _ew.subtract(self, other)
-
-    def __rsub__(self, other):
-        return _ew.subtract(other, self)
-
-    def __mul__(self, other):
-        return _ew.multiply(self, other)
-
-    def __rmul__(self, other):
-        return _ew.multiply(other, self)
-
-    def __truediv__(self, other):
-        return _ew.divide(self, other)
-
-    def __rtruediv__(self, other):
-        return _ew.divide(other, self)
-
-    def __pow__(self, other):
-        return _ew.pow(self, other)
-
-    def __rpow__(self, other):
-        return _ew.pow(other, self)
-
-    def __matmul__(self, other):
-        return _linalg.matmul(self, other)
-
-    def __rmatmul__(self, other):
-        return _linalg.matmul(other, self)
-
-    def __neg__(self):
-        return _ew.negative(self)
-
-    def __pos__(self):
-        return self
-
-    def __abs__(self):
-        return _ew.abs(self)
-
-    def __lt__(self, other):
-        return _ew.less(self, other)
-
-    def __le__(self, other):
-        return _ew.less_equal(self, other)
-
-    def __gt__(self, other):
-        return _ew.greater(self, other)
-
-    def __ge__(self, other):
-        return _ew.greater_equal(self, other)
-
-    def __eq__(self, other):
-        if other is None:
-            return False
-        return _ew.equal(self, other)
-
-    def __ne__(self, other):
-        if other is None:
-            return True
-        return _ew.not_equal(self, other)
-
     __hash__ = None   # elementwise == makes tensors unhashable, as in TensorFlow 2
-
-    def __getitem__(self, index):
-        return _shape_ops.getitem(self, index)
 
     # Python's truth and number protocols read the eager value; a trace turns each read
     # into a guard (see _used).
@@ -171,10 +104,11 @@ class _Operators:
         _used(t, value)
         return value if dtype is None else value.astype(dtype)
 
-    # NumPy-style methods, so NumPy code using `x.sum()` or `x.T` records too.
+    # NumPy-style methods, so NumPy code using `x.sum()` or `x.T` records too (through
+    # the NumPy protocols, which numpy_api installs).
     @property
     def T(self):
-        return _numpy_api.HANDLERS[np.transpose](self)
+        return np.transpose(self)
 
     @property
     def size(self) -> int:
@@ -218,21 +152,12 @@ class _Operators:
     def trace(self, offset=0, axis1=0, axis2=1):
         return np.trace(self, offset=offset, axis1=axis1, axis2=axis2)
 
-    def astype(self, dtype):
-        return _shape_ops.cast(self, dtype)
-
     def argmax(self, axis=None):
         return np.argmax(self, axis=axis)
 
     def argmin(self, axis=None):
         return np.argmin(self, axis=axis)
 
-    # NumPy calls on tensors record like tapec ops (see numpy_api).
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        return _numpy_api.array_ufunc(ufunc, method, inputs, kwargs)
-
-    def __array_function__(self, func, types, args, kwargs):
-        return _numpy_api.array_function(func, args, kwargs)
 
 
 class Tensor(_Operators):
@@ -422,11 +347,11 @@ class Variable(_Operators):
 
     def assign_add(self, delta, use_locking=False, name=None, read_value=True):
         """Add `delta` (the variable's shape, or one that broadcasts to it)."""
-        return self._update(delta, np.add, _ew.add, "Variable.assign_add", read_value)
+        return self._update(delta, np.add, operator.add, "Variable.assign_add", read_value)
 
     def assign_sub(self, delta, use_locking=False, name=None, read_value=True):
         """Subtract `delta` (the variable's shape, or one that broadcasts to it)."""
-        return self._update(delta, np.subtract, _ew.subtract, "Variable.assign_sub",
+        return self._update(delta, np.subtract, operator.sub, "Variable.assign_sub",
                             read_value)
 
     def _update(self, delta, combine_arrays, combine, what, read_value):
@@ -617,13 +542,28 @@ def _dtype_arg(what: str, dtype) -> np.dtype:
         raise TypeError(f"{what}: invalid dtype argument {dtype!r:.60}: {e}") from None
 
 
+def shape_arg(op_name, shape) -> tuple:
+    """A shape argument (an int, a sequence, or a 1-d integer tensor) as a tuple of ints."""
+    if hasattr(shape, "numpy"):
+        shape = shape.numpy()
+    array = np.asarray(shape)
+    if array.ndim > 1 or (array.size and array.dtype.kind not in "iu"):
+        raise TypeError(f"{op_name}: shape must be an int or a 1-d sequence of ints, got "
+                        f"{shape!r:.60}")
+    dims = tuple(int(s) for s in array.reshape(-1))
+    if any(s < 0 for s in dims):
+        raise ValueError(f"{op_name}: shape {dims} has a negative dimension")
+    return dims
+
+
+
 def constant(value, dtype=None, shape=None, name=None) -> Tensor:
     """A tensor holding a copy of `value` (TensorFlow's `tf.constant`)."""
     if dtype is not None:
         _dtype_arg("constant", dtype)
     array = _to_array(value, dtype, "constant")
     if shape is not None:
-        shape = _shape_ops._shape_arg("constant", shape)
+        shape = shape_arg("constant", shape)
         if array.size == 1 and array.ndim <= 1:
             array = np.full(shape, array.reshape(()), dtype=array.dtype)
         elif array.size == int(np.prod(shape)):
@@ -661,9 +601,3 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None) -> Tensor:
 def is_tensor(x) -> bool:
     return isinstance(x, (Tensor, Variable))
 
-
-# Operators resolve these modules at call time; they import this one.
-from .ops import elementwise as _ew  # noqa: E402
-from .ops import linalg as _linalg  # noqa: E402
-from .ops import shape as _shape_ops  # noqa: E402
-from . import numpy_api as _numpy_api  # noqa: E402

@@ -37,7 +37,7 @@ def _ints(*values):
 
 
 def _spec(index):
-    return tf.ops.shape.normalize_index(index)
+    return tf.ops.indexing.normalize_index(index)
 
 
 # --- batching rules ----------------------------------------------------------------------

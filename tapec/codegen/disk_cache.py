@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import __version__
+from .._version import __version__
 
 FORMAT_VERSION = 2        # 2: argument positions are canonical (see `Canonical`)
 ENV_VAR = "TAPEC_CACHE_DIR"

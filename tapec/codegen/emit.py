@@ -20,7 +20,7 @@ import weakref
 
 import numpy as np
 
-from .. import __version__
+from .._version import __version__
 from . import blocks, scalar
 from ..ir import topological_order
 from ..ops.shape import CONSTANT, PLACEHOLDER

@@ -36,7 +36,7 @@ import textwrap
 
 import numpy as np
 
-from .. import __version__
+from .._version import __version__
 from ..autodiff.reverse import gradient_nodes
 from ..codegen.emit import GENERATED_GLOBALS
 from ..codegen.literals import python_literal

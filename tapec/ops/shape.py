@@ -14,6 +14,7 @@ import operator
 
 import numpy as np
 
+from ..tensor import shape_arg
 from .registry import REGISTRY, Op, apply, declare, to_tensors
 
 # This module defines TensorFlow's `range`, which shadows the builtin for its own code.
@@ -32,20 +33,6 @@ def _dtype_name(dtype) -> str:
 def _as_np_dtype(dtype) -> np.dtype:
     from ..dtypes import as_numpy_dtype
     return as_numpy_dtype(dtype)
-
-
-def _shape_arg(op_name, shape) -> tuple:
-    """A shape argument (an int, a sequence, or a 1-d integer tensor) as a tuple of ints."""
-    if hasattr(shape, "numpy"):
-        shape = shape.numpy()
-    array = np.asarray(shape)
-    if array.ndim > 1 or (array.size and array.dtype.kind not in "iu"):
-        raise TypeError(f"{op_name}: shape must be an int or a 1-d sequence of ints, got "
-                        f"{shape!r:.60}")
-    dims = tuple(int(s) for s in array.reshape(-1))
-    if any(s < 0 for s in dims):
-        raise ValueError(f"{op_name}: shape {dims} has a negative dimension")
-    return dims
 
 
 def _int_arg(op_name, what, value) -> int:
@@ -103,7 +90,7 @@ def fill(dims, value, dtype=None, name=None):
     The dtype is the value's (Python floats give float32, ints int32); `dtype`, a tapec
     extension, converts it. A tensor `value` gets a gradient, the sum of the cotangent,
     as in TensorFlow; a number is a constant, part of the graph's structure."""
-    shape = _shape_arg("fill", dims)
+    shape = shape_arg("fill", dims)
     if hasattr(value, "_dtype"):                 # Tensor or Variable
         (v,) = to_tensors("fill", [value])
         if v._shape != ():
@@ -201,7 +188,7 @@ def eye(num_rows, num_columns=None, batch_shape=None, dtype=np.float32, name=Non
     result = apply(EYE, n=n, m=m, dtype=_as_np_dtype(dtype).str)
     if batch_shape is None:
         return result
-    batch = _shape_arg("eye", batch_shape)
+    batch = shape_arg("eye", batch_shape)
     return broadcast_to(result, batch + (n, m))
 
 
@@ -481,8 +468,9 @@ def _concat_infer(*values, axis):
 
 
 def _slice_along(x, axis, start, stop):
+    # getitem is declared in `indexing`, which builds on this module: found by name
     index = (("slice", None, None, None),) * axis + (("slice", start, stop, None),)
-    return apply(GETITEM, x, index=index)
+    return apply(REGISTRY["getitem"], x, index=index)
 
 
 def _concat_vjp(g, out, *values, axis):
@@ -592,16 +580,10 @@ def tile(input, multiples, name=None):  # noqa: A002  (TensorFlow's name)
     return apply(TILE, x, multiples=multiples)
 
 
-# Indexing is its own module; its names stay importable from here (the engine, tensor.py
-# and tests use them). Imported last because it builds on the ops above.
-from .indexing import (GATHER, GETITEM, SCATTER, SCATTER_ADD, _FULL_SLICE,  # noqa: E402,F401
-                       gather, getitem, index_from_spec, index_source, normalize_index)
-
-
 def op(name: str) -> Op:
     return REGISTRY[name]
 
 
 __all__ = ["reshape", "transpose", "broadcast_to", "cast", "identity", "stop_gradient",
-           "expand_dims", "squeeze", "concat", "stack", "split", "tile", "gather", "zeros",
+           "expand_dims", "squeeze", "concat", "stack", "split", "tile", "zeros",
            "ones", "zeros_like", "ones_like", "fill", "range", "eye"]
