@@ -3,7 +3,7 @@
     python examples/seeds.py
 """
 import tapec as tf  # noqa: F401  (the examples below use TensorFlow's spelling)
-from tapec import demo
+from tapec.cli import demo
 
 if __name__ == "__main__":
     for example in demo.EXAMPLES:

@@ -23,12 +23,12 @@ from .ops.nn import *  # noqa: E402,F401,F403
 from .ops.reduce import *  # noqa: E402,F401,F403
 from .ops.shape import *  # noqa: E402,F401,F403
 from .ops.indexing import *  # noqa: E402,F401,F403
-from . import linalg, math, nn  # noqa: E402  (TensorFlow-style namespaces)
+from .namespaces import linalg, math, nn  # noqa: E402  (TensorFlow-style namespaces)
 from .config import num_threads, set_num_threads, set_simplify, simplify_mode  # noqa: E402
 from .function import (Function, function, grad, hessian, jacobian,  # noqa: E402
                        record, value_and_grad)
 from .tape import GradientTape, UnconnectedGradients  # noqa: E402
-from .tensor_spec import TensorSpec  # noqa: E402
+from .tracing.tensor_spec import TensorSpec  # noqa: E402
 from .export.module import export  # noqa: E402
 from .tensor import (Tensor, TensorShape, Variable, constant, convert_to_tensor,  # noqa: E402
                      is_tensor)

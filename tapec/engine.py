@@ -15,13 +15,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import config, context, graph
+from . import config, context
+from .ir import graph
 from .autodiff.jacobian import jacobian_rows, seed_node
 from .autodiff.reverse import build_adjoints
 from .codegen.cache import CACHE
 from .codegen.emit import compile_function, emit
-from .ir import Builder, topological_order
-from .lower import is_structure, lower
+from .ir.nodes import Builder, topological_order
+from .ir.lower import is_structure, lower
 from .ops.shape import PLACEHOLDER, fill
 from .simplify import simplify
 from .tensor import Tensor
@@ -325,7 +326,7 @@ def _build(g, pruned, request, differentiable) -> Compiled:
 
 def _interpret(tape, pruned, request, differentiable) -> list:
     """Evaluate the symbolic gradient through the public ops, so enclosing tapes record it."""
-    from .tracing import interpret      # tracing builds on tape, which imports this module
+    from .tracing.recorder import interpret      # tracing builds on tape, which imports this module
     outputs, feeds, _ = _symbolic_graph(tape._graph, pruned, request, differentiable)
 
     def fed_value(node):

@@ -33,11 +33,11 @@ import weakref
 import numpy as np
 
 from . import config, context, nest
-from .calls import Call, parameter_names
-from .program import GUARD_DIFFERS, Lowered, Program, lower_trace
+from .tracing.calls import Call, parameter_names
+from .tracing.program import GUARD_DIFFERS, Lowered, Program, lower_trace
 from .tensor import Tensor, Variable, _to_array
-from .tensor_spec import TensorSpec, check_signature
-from .tracing import TracingTape
+from .tracing.tensor_spec import TensorSpec, check_signature
+from .tracing.recorder import TracingTape
 
 log = logging.getLogger("tapec")
 

@@ -16,8 +16,9 @@ from types import MappingProxyType
 
 import numpy as np
 
-from . import context, engine, graph, nest
-from .graph import Record
+from . import context, engine, nest
+from .ir import graph
+from .ir.graph import Record
 from .ops.registry import literal_record
 from .ops.shape import PLACEHOLDER, READ_VARIABLE, broadcast_to
 from .tensor import Tensor, Variable, _next_id, _to_array
@@ -208,7 +209,7 @@ class GradientTape:
         """Why `gradient(target, source)` is None (or zeros under ZERO), in one sentence:
         not watched, not on any path, integer dtype, recorded under stop_recording, or
         cut by stop_gradient; or what it is when it is not None. See docs/explain.md."""
-        from .explain import explain
+        from .autodiff.explain import explain
         return explain(self, target, source)
 
     def latex(self, target, sources=None, names=None) -> str:
@@ -581,7 +582,7 @@ def _check_targets(target, what):
 
 
 def _warn_not_differentiable(what, t):
-    from .explain import describe
+    from .autodiff.explain import describe
     warnings.warn(f"{what}: {describe(t)} has dtype {t._dtype.name}, which carries no "
                   f"gradient (only floating tensors do); cast it to a floating dtype, e.g. "
                   f"tf.cast(x, tf.float32), and use the cast tensor", UserWarning,
@@ -592,7 +593,7 @@ def _warn_integer_sources(flat_sources, what="gradient"):
     """One warning per call naming the integer or bool sources (their gradient is None)."""
     bad = [s for s in flat_sources if s._dtype.kind not in "fc"]
     if bad:
-        from .explain import describe
+        from .autodiff.explain import describe
         names = "; ".join(f"{describe(s)}" for s in bad)
         warnings.warn(f"{what}: the gradient with respect to an integer or bool source is "
                       f"always None: {names}. Cast the source to a floating dtype, e.g. "

@@ -14,7 +14,7 @@ import pytest
 import tapec as tf
 from tapec import simplify
 from tapec.codegen.emit import compile_function, emit
-from tapec.ir import Builder, topological_order
+from tapec.ir.nodes import Builder, topological_order
 from tapec.ops.shape import CONSTANT, PLACEHOLDER
 from tapec.simplify import fuse
 from tapec.tensor import Tensor

@@ -476,7 +476,7 @@ def test_a_trace_whose_program_disagrees_with_its_guard_runs_eagerly(monkeypatch
     """If the compiled program computes a value Python read (float(loss)) differently
     in the last bits, its fresh trace fails its own guard: the call must still be
     right, with its writes done once, and say why it is slow."""
-    from tapec import program
+    from tapec.tracing import program
     v = tf.Variable(np.array([1.0, 2.0]))
 
     @tf.function

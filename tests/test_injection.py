@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import tapec as tf
-from tapec.calls import IDENTIFIER_MAX, identifier, unique_identifiers
+from tapec.tracing.calls import IDENTIFIER_MAX, identifier, unique_identifiers
 
 FORMS = ["function", "grad", "value_and_grad", "jacobian", "hessian"]
 

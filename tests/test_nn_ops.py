@@ -17,7 +17,7 @@ import tapec as tf
 from batching_check import check_batching_rule
 from conftest import value
 from tapec.codegen.emit import compile_function, emit
-from tapec.ir import Builder
+from tapec.ir.nodes import Builder
 from tapec.ops import REGISTRY
 from tapec.ops.registry import apply
 from tapec.ops.shape import PLACEHOLDER

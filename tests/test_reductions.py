@@ -20,7 +20,7 @@ import tapec as tf
 from batching_check import check_batching_rule
 from conftest import value
 from tapec.codegen.emit import compile_function, emit
-from tapec.ir import Builder
+from tapec.ir.nodes import Builder
 from tapec.ops import REGISTRY
 from tapec.ops.reduce import PROD_OTHERS as REDUCE_PROD_OTHERS
 from tapec.ops.registry import apply

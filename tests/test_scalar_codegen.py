@@ -17,7 +17,7 @@ import pytest
 import tapec as tf
 from tapec.codegen import scalar
 from tapec.codegen.emit import compile_function, emit
-from tapec.ir import Builder
+from tapec.ir.nodes import Builder
 from tapec.ops.registry import REGISTRY, Op, apply, literal
 from tapec.ops.shape import PLACEHOLDER
 from tapec.tensor import Tensor

@@ -9,7 +9,7 @@ compiled call. Nodes that do not depend on the seed (forward values) stay unbatc
 """
 from __future__ import annotations
 
-from ..ir import topological_order
+from ..ir.nodes import topological_order
 from ..ops.shape import broadcast_to
 from ..tensor import Tensor
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import Builder
+from ..ir.nodes import Builder
 from ..ops.seeds import diag_seed
 from ..ops.shape import PLACEHOLDER, broadcast_to, fill, reshape, transpose
 from .batching import vectorize

@@ -47,7 +47,7 @@ def gradient_nodes(target, sources, seed):
     For graphs that are already IR (a traced function, or a gradient being
     differentiated again): the nodes on a path are those upstream of the target that
     depend on a source."""
-    from ..ir import topological_order
+    from ..ir.nodes import topological_order
     depends = set(sources)
     order = []
     for node in topological_order([target]):

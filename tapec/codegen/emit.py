@@ -22,7 +22,7 @@ import numpy as np
 
 from .._version import __version__
 from . import blocks, scalar
-from ..ir import topological_order
+from ..ir.nodes import topological_order
 from ..ops.shape import CONSTANT, PLACEHOLDER
 
 

@@ -37,8 +37,8 @@ from fractions import Fraction
 import numpy as np
 
 from .. import engine, nest
-from ..ir import Node, topological_order
-from ..lower import is_structure, lower
+from ..ir.nodes import Node, topological_order
+from ..ir.lower import is_structure, lower
 from ..ops.shape import CONSTANT, FILL, PLACEHOLDER, READ_VARIABLE, TRANSPOSE
 from ..ops.sympy_rules import sympy as _sympy
 from ..tensor import Tensor, Variable

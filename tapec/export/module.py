@@ -40,10 +40,10 @@ from .._version import __version__
 from ..autodiff.reverse import gradient_nodes
 from ..codegen.emit import GENERATED_GLOBALS
 from ..codegen.literals import python_literal
-from ..calls import signature
+from ..tracing.calls import signature
 from ..function import _plain, lower
-from ..tracing import GUARD, guard_test
-from ..ir import topological_order
+from ..tracing.recorder import GUARD, guard_test
+from ..ir.nodes import topological_order
 from ..ops.shape import CONSTANT, PLACEHOLDER, fill
 from ..simplify import simplify
 from ..tensor import Tensor, Variable

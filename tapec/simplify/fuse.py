@@ -107,7 +107,7 @@ import numpy as np
 
 from ..codegen import blocks
 from ..codegen.literals import python_literal
-from ..ir import topological_order
+from ..ir.nodes import topological_order
 from ..ops import sympy_rules
 from ..ops.registry import REGISTRY, Op, declare
 from ..ops.shape import CONSTANT, FILL

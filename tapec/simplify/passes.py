@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from ..ir import topological_order
+from ..ir.nodes import topological_order
 from ..tensor import Tensor
 
 MAX_REWRITES_PER_NODE = 32

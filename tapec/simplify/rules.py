@@ -51,7 +51,7 @@ def _uniform(value, node):
     """A constant (0-d) or fill node holding `value` in `node`'s dtype and shape."""
     value = np.asarray(value, dtype=node.dtype)
     if node.shape == ():
-        from ..ir import Node  # noqa: F401  (constant nodes are built by the builder)
+        from ..ir.nodes import Node  # noqa: F401  (constant nodes are built by the builder)
         return T(_builder().node(REGISTRY["constant"], (), constant_attrs(value), (),
                                  node.dtype))
     from ..ops.shape import fill

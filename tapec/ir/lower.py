@@ -14,7 +14,7 @@ inputs, a `constant` / `fill` (literals are structure, never fed).
 """
 from __future__ import annotations
 
-from .ops.shape import CONSTANT, FILL
+from ..ops.shape import CONSTANT, FILL
 
 
 def lower(recording, ids, make_node, leaf, nodes=None) -> dict:

@@ -12,17 +12,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import config, nest
-from .autodiff.jacobian import jacobian_rows, seed_node
-from .autodiff.reverse import gradient_nodes
+from .. import config, nest
+from ..autodiff.jacobian import jacobian_rows, seed_node
+from ..autodiff.reverse import gradient_nodes
 from .calls import identifier, value_of
-from .codegen.emit import compile_function, emit
-from .ir import Builder
-from .lower import is_structure, lower as lower_recording
-from .ops.shape import PLACEHOLDER, READ_VARIABLE, fill
-from .simplify import simplify
-from .tensor import Tensor, Variable, _to_array, _used
-from .tracing import GUARD, guard_holds, interpret
+from ..codegen.emit import compile_function, emit
+from ..ir.nodes import Builder
+from ..ir.lower import is_structure, lower as lower_recording
+from ..ops.shape import PLACEHOLDER, READ_VARIABLE, fill
+from ..simplify import simplify
+from ..tensor import Tensor, Variable, _to_array, _used
+from .recorder import GUARD, guard_holds, interpret
 
 
 class Trace:

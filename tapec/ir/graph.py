@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .ir import attrs_key
+from .nodes import attrs_key
 
 
 class Record(NamedTuple):

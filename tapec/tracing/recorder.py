@@ -25,11 +25,11 @@ import math
 
 import numpy as np
 
-from .ir import topological_order
-from .ops.registry import Op, apply, declare
-from .ops.shape import CONSTANT, FILL, IDENTITY, PLACEHOLDER, READ_VARIABLE
-from .tape import GradientTape
-from .tensor import Tensor
+from ..ir.nodes import topological_order
+from ..ops.registry import Op, apply, declare
+from ..ops.shape import CONSTANT, FILL, IDENTITY, PLACEHOLDER, READ_VARIABLE
+from ..tape import GradientTape
+from ..tensor import Tensor
 
 
 def guard_expectation(value):

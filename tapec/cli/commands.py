@@ -117,7 +117,7 @@ def _label(fn) -> str:
     """FUNC's name for the output: as written when it is a plain ASCII identifier, else
     escaped by the LaTeX printer (a file may give its function any `__name__`: a newline,
     a terminal escape or `\\input` must not reach the output)."""
-    from .export.latex import latex_name
+    from ..export.latex import latex_name
     name = str(getattr(fn, "__name__", "f"))
     return name if name.isascii() and name.isidentifier() else latex_name(name)
 
@@ -136,7 +136,7 @@ def graph_command(target, arg_specs, output) -> str:
     """The recorded DAG and the simplified gradient DAG, as DOT (and SVG/PNG through
     Graphviz's `dot` or matplotlib when installed)."""
     import tapec
-    from . import engine
+    from .. import engine
     fn = load_function(target)
     names, args = parse_args(arg_specs, fn)
     if not output:
@@ -173,7 +173,7 @@ def _dot(recorded, label, outputs, leaves) -> str:
     for a, b in recorded.edges():
         lines.append(f"    r{a} -> r{b};")
     lines += ["  }", '  subgraph cluster_gradient { label="gradient (simplified)";']
-    from .ir import topological_order
+    from ..ir.nodes import topological_order
     order = topological_order([o for o in outputs if o is not None])
     ids = {node: k for k, node in enumerate(order)}
     for node, k in ids.items():

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import nest
-from .dtypes import as_dtype, as_numpy_dtype
-from .tensor import Tensor, TensorShape, Variable, _to_array
+from .. import nest
+from ..dtypes import as_dtype, as_numpy_dtype
+from ..tensor import Tensor, TensorShape, Variable, _to_array
 
 
 class TensorSpec:

@@ -42,14 +42,14 @@ def main(argv=None) -> int:
         description="Write the recorded DAG and the simplified gradient DAG as DOT; SVG or "
                     "PNG through Graphviz (`dot`) or matplotlib when installed."))
     graph.add_argument("-o", "--output", required=True, metavar="OUT.dot|OUT.svg|OUT.png")
-    from . import bench
+    from .. import bench
     bench.add_arguments(commands.add_parser(
         "bench", help="run the benchmark suite; write docs/benchmarks.md and .png",
         description="Workloads W1..W8 on tapec, hand-written NumPy and the other "
                     "installed systems (TensorFlow, JAX, PyTorch, autograd)."))
     args = parser.parse_args(argv)
     if args.version:
-        from ._version import __version__
+        from .._version import __version__
         print(f"tapec {__version__}")
         return 0
     if args.command == "demo":

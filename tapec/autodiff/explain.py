@@ -30,9 +30,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import nest
-from .ops.shape import PLACEHOLDER, READ_VARIABLE, STOP_GRADIENT
-from .tensor import Tensor, Variable
+from .. import nest
+from ..ops.shape import PLACEHOLDER, READ_VARIABLE, STOP_GRADIENT
+from ..tensor import Tensor, Variable
 
 _ZERO = "(zeros with unconnected_gradients='zero')"
 _NO_GRADIENT_OPS = "floor, round, argmax, comparisons"

@@ -9,7 +9,7 @@ computing values.
 """
 from __future__ import annotations
 
-from . import context
+from .. import context
 
 
 class Node:

@@ -15,9 +15,9 @@ import re
 
 import numpy as np
 
-from . import nest
-from .codegen.emit import GENERATED_GLOBALS
-from .tensor import Tensor, Variable
+from .. import nest
+from ..codegen.emit import GENERATED_GLOBALS
+from ..tensor import Tensor, Variable
 
 
 def signature(args, arrays_only=False) -> tuple:

@@ -1,0 +1,2 @@
+"""The `tapec` command line."""
+from .main import main  # noqa: F401

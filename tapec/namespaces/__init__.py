@@ -1,0 +1,1 @@
+"""TensorFlow-style namespaces: `tf.math`, `tf.nn`, `tf.linalg`."""

@@ -1,0 +1,3 @@
+"""`tapec.linalg`: TensorFlow's linear-algebra namespace."""
+from ..ops.linalg import *  # noqa: F401,F403
+from ..ops.reduce import norm  # noqa: F401

@@ -1,0 +1,4 @@
+"""`tapec.math`: TensorFlow's math namespace (elementwise ops and reductions)."""
+from ..ops.elementwise import *  # noqa: F401,F403
+from ..ops.linalg import matmul  # noqa: F401
+from ..ops.reduce import *  # noqa: F401,F403
