@@ -1,6 +1,6 @@
-"""`python -m benchmarks [options]`: the suite of `tapec bench` (see tapec/bench/)."""
+"""`python -m benchmarks [options]`: run the suite (see `python -m benchmarks --help`)."""
 import sys
 
-from tapec.bench import main
+from . import main
 
 sys.exit(main(prog="python -m benchmarks"))

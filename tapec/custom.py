@@ -25,12 +25,15 @@ from __future__ import annotations
 
 import functools
 import inspect
+from collections.abc import Callable
 
 import numpy as np
 
 from . import context, nest
 from .ops.registry import Op, apply, declare, record, to_tensors
 from .tensor import Tensor, Variable, _next_id
+
+__all__ = ["custom_gradient"]
 
 _OBJECT = np.dtype(object)
 
@@ -150,13 +153,15 @@ def _result_batch(args, batched, size, index, shape, dtype):
 CUSTOM = declare(Op(
     name="custom_gradient", impl=None,
     infer=lambda fn, *inputs, output, outputs: outputs[output],
-    vjp=_custom_vjp, stateful=True))
+    vjp=_custom_vjp, stateful=True,
+    latex=r"\operatorname{{custom\_gradient}}\left({0}, \ldots\right)"))
 
 CUSTOM_CALL = declare(Op(
     name="custom_gradient_call", impl=None,
     infer=lambda fn, g, output, inputs, rows=None: ((rows,) if rows else (), _OBJECT),
     numpy=_call_numpy, batch=_call_batch,
     interpret=lambda fn, g, output, inputs, rows=None: fn.call_tensors(g, output, rows),
+    latex=r"\operatorname{{custom\_gradient\_call}}\left({0}, {1}\right)",
     differentiable=False))
 
 CUSTOM_RESULT = declare(Op(
@@ -164,6 +169,7 @@ CUSTOM_RESULT = declare(Op(
     infer=lambda call, index, shape, dtype: (tuple(shape), np.dtype(dtype)),
     numpy=lambda args, node: f"{args[0]}[{node.attrs['index']}]",
     batch=_result_batch,
+    latex=r"\operatorname{{custom\_gradient\_result}}\left({0}\right)",
     interpret=lambda call, index, shape, dtype: call[index],
     differentiable=False))
 
@@ -210,7 +216,7 @@ def _accepts_variables(grad_fn) -> bool:
     return "variables" in spec.args or "variables" in spec.kwonlyargs or bool(spec.varkw)
 
 
-def custom_gradient(f=None):
+def custom_gradient(f: Callable | None = None) -> Callable:
     """Decorate `f(*args) -> (y, grad_fn)` so that `grad_fn` supplies its gradient.
 
     `grad_fn(*upstream)` receives one cotangent per output of `f` and returns one

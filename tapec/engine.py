@@ -20,24 +20,13 @@ from .ir import graph
 from .autodiff.jacobian import jacobian_rows, seed_node
 from .autodiff.reverse import build_adjoints
 from .codegen.cache import CACHE
+from .codegen.compiled import CODEGEN_VERSION, Compiled
 from .codegen.emit import compile_function, emit
 from .ir.nodes import Builder, topological_order
 from .ir.lower import is_structure, lower
 from .ops.shape import PLACEHOLDER, fill
 from .simplify import simplify
 from .tensor import Tensor
-
-CODEGEN_VERSION = 1
-
-
-@dataclass(frozen=True)
-class Compiled:
-    """A compiled derivative: the function, its source and where its arguments come from."""
-    fn: object
-    source: str
-    arg_keys: tuple        # ("tape", k): value of pruned node k; ("seed", i): seed i
-    title: str
-
 
 @dataclass
 class Request:

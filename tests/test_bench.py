@@ -1,18 +1,23 @@
-"""The benchmark suite (`tapec bench`) at tiny sizes: results agree with the hand-written
-NumPy references and the report is written. No timing is asserted, and no other system
-(TensorFlow, JAX, PyTorch, autograd, matplotlib) is needed."""
+"""The benchmark suite (benchmarks/, run by `python -m benchmarks` or `tapec bench`) at
+tiny sizes: results agree with the hand-written NumPy references and the report is
+written. No timing is asserted, and no other system (TensorFlow, JAX, PyTorch, autograd,
+matplotlib) is needed. The suite is outside the package: not in the compile cache's
+sources fingerprint, and not imported by the CLI's other commands."""
 import dataclasses
 import os
+import pathlib
 import subprocess
 import sys
 
 import numpy as np
 import pytest
 
+import benchmarks as bench
 import tapec
-from tapec import bench, cli
-from tapec.bench import report, suite, systems, worker
-from tapec.bench.workloads import WORKLOADS, build_cases, check
+from benchmarks import report, suite, systems, worker
+from benchmarks.workloads import WORKLOADS, build_cases, check
+from tapec import cli
+from tapec.codegen import disk_cache
 
 SCALE = 0.01
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -173,6 +178,55 @@ def test_cli_bench_only(tmp_path):
     assert table_ids((tmp_path / "benchmarks.md").read_text(encoding="utf-8")) == ["W1", "W7"]
 
 
+def test_default_out_is_the_checkouts_docs_not_the_current_directory():
+    assert bench.DEFAULT_OUT == os.path.join(ROOT, "docs")
+    assert suite.run_suite.__kwdefaults__["out"] == bench.DEFAULT_OUT
+
+
+def test_cli_bench_from_another_directory_writes_only_to_out(tmp_path):
+    """Run from an unrelated folder, `tapec bench` finds the suite next to tapec and writes
+    where --out says, nothing into the current directory."""
+    work, out = tmp_path / "work", tmp_path / "out"
+    work.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "tapec", "bench", "--quick", "--scale", str(SCALE), "--only",
+         "W1", "--systems", "none", "--no-plot", "--out", str(out)],
+        cwd=work, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert f"wrote {out / 'benchmarks.md'}" in done.stdout
+    assert list(work.iterdir()) == [] and table_ids(
+        (out / "benchmarks.md").read_text(encoding="utf-8")) == ["W1"]
+
+
+def test_cli_bench_without_a_checkout_says_so(tmp_path, monkeypatch, capsys):
+    from tapec.cli import bench as cli_bench
+    monkeypatch.setattr(cli_bench, "checkout_roots", lambda: [tmp_path])
+    assert cli.main(["bench", "--quick"]) == 2
+    err = capsys.readouterr().err
+    assert err == cli_bench.NOT_FOUND + "\n"
+    assert cli.main(["bench", "--help"]) == 0
+    assert "usage: tapec bench" in capsys.readouterr().out
+
+
+def test_other_commands_do_not_import_the_suite(tmp_path):
+    code = ("import sys; from tapec import cli; cli.main(['--version']); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'benchmarks'))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120, check=True)
+    assert done.stdout.splitlines()[-1] == "[]"
+
+
+def test_suite_is_outside_the_package_and_its_fingerprint():
+    """Editing a benchmark must not invalidate cached gradients: no benchmark source is
+    under tapec/, whose .py files the disk cache fingerprints."""
+    package = pathlib.Path(tapec.__file__).resolve().parent
+    assert not (package / "bench").exists()
+    assert pathlib.Path(bench.__file__).resolve().parent == pathlib.Path(ROOT) / "benchmarks"
+    hashed = sorted(p.relative_to(package).as_posix() for p in package.rglob("*.py"))
+    assert hashed and not any("bench" in p and p != "cli/bench.py" for p in hashed)
+    assert pathlib.Path(disk_cache.__file__).resolve().parent.parent == package
+
+
 def test_cli_bench_rejects_unknown_names(tmp_path):
     assert bench.main(["--only", "W9", "--out", str(tmp_path)]) == 2
     assert bench.main(["--systems", "matlab", "--out", str(tmp_path)]) == 2
@@ -186,7 +240,7 @@ def test_plot_when_matplotlib_is_installed(tmp_path):
     assert (tmp_path / "benchmarks.png").stat().st_size > 0
 
 
-def test_python_m_benchmarks_delegates(tmp_path):
+def test_python_m_benchmarks_runs_the_suite(tmp_path):
     out = subprocess.run(
         [sys.executable, "-m", "benchmarks", "--quick", "--scale", str(SCALE), "--only",
          "W1", "--systems", "none", "--no-write"],

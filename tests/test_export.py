@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import tapec as tf
-from tapec.export.module import _array_source
+from tapec.export.layout import array_source
 
 RNG = np.random.default_rng(11)
 NUMPY_SITE = os.path.dirname(os.path.dirname(np.__file__))
@@ -311,7 +311,7 @@ def test_constants_and_variables_are_embedded_exactly(tmp_path):
     np.frombuffer(bytes.fromhex("0100f87f0000f8ff"), dtype="<f4")])    # NaN payloads
 def test_array_literals_are_bit_exact(value):
     value = np.asarray(value)
-    lines = _array_source(value)
+    lines = array_source(value)
     assert all(len(line) <= 100 for line in lines)
     rebuilt = eval("\n".join(lines), {"np": np})       # our own literal
     assert rebuilt.dtype == value.dtype and rebuilt.shape == value.shape

@@ -328,7 +328,7 @@ def test_cancellations_keep_the_exact_form(fn):
 
 
 def test_no_sympy_time_left_still_fuses_exactly(monkeypatch):
-    monkeypatch.setattr(fuse, "TIME_BUDGET_SECONDS", 0.0)
+    monkeypatch.setattr(fuse.settings, "TIME_BUDGET_SECONDS", 0.0)
     specs = [((100,), np.float64)] * 3
     plain, fused, source, new, feeds = pair(lambda g, a, b: g * a + g * b + g * (a * b),
                                             *specs)
@@ -402,9 +402,9 @@ def arithmetic(x, y):
     return (x * y + 0.5) * (x - y) / (y * y + 1.0) + 3.0 * x
 
 
-@pytest.mark.skipif(fuse._numexpr_module() is None, reason="numexpr not installed")
+@pytest.mark.skipif(fuse.settings.numexpr_module() is None, reason="numexpr not installed")
 def test_numexpr_only_from_the_threshold_on():
-    small = fuse.NUMEXPR_MIN_SIZE["float64"] - 1
+    small = fuse.settings.NUMEXPR_MIN_SIZE["float64"] - 1
     for n, expect in ((small, False), (small + 1, True)):
         specs = [((n,), np.float64), ((n,), np.float64)]
         plain, fused, source, new, feeds = pair(arithmetic, *specs)
@@ -414,10 +414,10 @@ def test_numexpr_only_from_the_threshold_on():
             assert_close(fused(*args), plain(*args), 1e-12)
 
 
-@pytest.mark.skipif(fuse._numexpr_module() is None, reason="numexpr not installed")
+@pytest.mark.skipif(fuse.settings.numexpr_module() is None, reason="numexpr not installed")
 @pytest.mark.parametrize("dtype,rtol", [(np.float64, 1e-12), (np.float32, 1e-6)])
 def test_numexpr_path_matches_numpy(monkeypatch, dtype, rtol):
-    monkeypatch.setitem(fuse.NUMEXPR_MIN_SIZE, np.dtype(dtype).name, 100)
+    monkeypatch.setitem(fuse.settings.NUMEXPR_MIN_SIZE, np.dtype(dtype).name, 100)
     specs = [((300,), dtype), ((300,), dtype), ((1,), dtype)]
 
     def fn(x, y, z):
@@ -432,10 +432,10 @@ def test_numexpr_path_matches_numpy(monkeypatch, dtype, rtol):
     assert_close(got, expected, rtol)
 
 
-@pytest.mark.skipif(fuse._numexpr_module() is None, reason="numexpr not installed")
+@pytest.mark.skipif(fuse.settings.numexpr_module() is None, reason="numexpr not installed")
 def test_numexpr_falls_back_to_numpy(monkeypatch):
-    monkeypatch.setitem(fuse.NUMEXPR_MIN_SIZE, "float64", 10)
-    monkeypatch.setitem(fuse.NUMEXPR_MIN_SIZE, "float32", 10)
+    monkeypatch.setitem(fuse.settings.NUMEXPR_MIN_SIZE, "float64", 10)
+    monkeypatch.setitem(fuse.settings.NUMEXPR_MIN_SIZE, "float32", 10)
     specs = [((50,), np.float64), ((50,), np.float64)]
     # erf: numexpr has no such function.
     _, _, source, _, _ = pair(lambda x, y: tf.math.erf(x * y) * x + y * y - x, *specs)
@@ -452,7 +452,7 @@ def test_numexpr_falls_back_to_numpy(monkeypatch):
     _, _, source, _, _ = pair(lambda x, y: x * y + x, *specs)
     assert "numexpr" not in source
     # numexpr missing: NumPy.
-    monkeypatch.setattr(fuse, "_numexpr_module", lambda: None)
+    monkeypatch.setattr(fuse.settings, "numexpr_module", lambda: None)
     _, fused, source, _, _ = pair(arithmetic, *specs)
     assert "numexpr" not in source
 
@@ -543,7 +543,7 @@ def test_engine_uses_fusion_in_full_mode():
     tf.clear_cache()
     assert_close([results["full"][0]], [results["off"][0]], 1e-12)
     def statements(source):
-        return [line for line in source.splitlines() if re.match(r"\s+t\d+ = ", line)]
+        return [line for line in source.splitlines() if re.match(r"\s+[a-z_]+_\d+ = ", line)]
     # The elementwise tail of the gradient is one fused statement in full mode.
     assert len(statements(results["full"][1])) < len(statements(results["off"][1]))
     assert any(line.count(" * ") >= 2 for line in statements(results["full"][1]))

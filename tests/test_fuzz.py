@@ -36,6 +36,7 @@ from hypothesis import strategies as st
 
 import tapec as tf
 from fuzz_programs import programs
+from helpers import fd
 from tapec.export import latex
 
 LONG_RUN = "TAPEC_FUZZ_EXAMPLES" in os.environ
@@ -86,18 +87,8 @@ def tape_gradients(program, arrays, unconnected="zero"):
 def finite_differences(fn, arrays):
     """d fn / d arrays[k] for every k by the 5-point central stencil (error O(h^4));
     `fn` maps a list of float64 arrays to a float."""
-    grads = []
-    for k, base in enumerate(arrays):
-        grad = np.zeros_like(base)
-        for i in np.ndindex(*base.shape):
-            samples = []
-            for delta in (-2, -1, 1, 2):
-                moved = [a.copy() for a in arrays]
-                moved[k][i] += delta * FD_STEP
-                samples.append(fn(moved))
-            grad[i] = (samples[0] - 8 * samples[1] + 8 * samples[2] - samples[3]) / (12 * FD_STEP)
-        grads.append(grad)
-    return grads
+    return [fd.gradient(lambda *moved: fn(list(moved)), arrays, k, FD_STEP, points=5)
+            for k in range(len(arrays))]
 
 
 def eager_value(program):
@@ -384,6 +375,20 @@ def test_parameters_named_like_builtins_and_template_helpers():
     np.testing.assert_allclose(dv.numpy(), weights * x, rtol=1e-14)
 
 
+def test_parameters_named_like_generated_values_and_their_helpers():
+    # Values are named after their op (`multiply_1`); the logsumexp template derives
+    # `<its name>_shift`: neither may overwrite a parameter of that name.
+    def program(multiply_1, logsumexp_1_shift):
+        return tf.reduce_logsumexp(multiply_1 * logsumexp_1_shift) * multiply_1
+
+    x, v = np.array(3.0), np.array([1.0, 2.0])
+    expected = np.log(np.sum(np.exp(x * v))) * x
+    np.testing.assert_allclose(float(tf.function(program)(x, v)), expected, rtol=1e-15)
+    weights = np.exp(x * v) / np.sum(np.exp(x * v))
+    dv = tf.grad(program, argnums=1)(x, v)
+    np.testing.assert_allclose(dv.numpy(), weights * x * x, rtol=1e-14)
+
+
 LINGERING_SIMPLIFICATION = r"""
 import os, tempfile, threading, time
 import numpy as np
@@ -411,9 +416,14 @@ def test_export_leaves_no_simplification_running(simplify_mode):
     assert done.stdout.split()[-1] == "0", "a simplification thread is still running"
 
 
-def test_temporary_names_skip_parameters_and_their_extensions():
-    from itertools import islice
-
-    from tapec.codegen.emit import _temporaries
-    names = list(islice(_temporaries({"t0", "t2_shift", "t4_1", "x", "t10"}), 6))
-    assert names == ["t1", "t3", "t5", "t6", "t7", "t8"]
+def test_value_names_skip_parameters_and_their_extensions():
+    from tapec.codegen.names import Namer
+    namer = Namer()
+    for parameter in ("tanh_1", "fused_2_shift", "fused_4_1", "x", "fused_5"):
+        namer.take(parameter)
+    # A multi-line template derives `<name>_<suffix>` names: a stem must not be the start
+    # of a parameter's name, and no later name may extend a stem.
+    names = [namer.numbered("fused", stem=True) for _ in range(3)]
+    assert names == ["fused_1", "fused_3", "fused_6"]
+    assert [namer.numbered("tanh") for _ in range(2)] == ["tanh_2", "tanh_3"]
+    assert namer.claim("fused_1_0") != "fused_1_0"

@@ -382,7 +382,10 @@ def _evaluate(e, env):
                          r"\sigma": lambda v: 1 / (1 + np.exp(-v)), r"\max": np.maximum,
                          r"\min": np.minimum, r"\operatorname{sign}": np.sign,
                          r"\log \sum \exp {0}": lambda v: np.log(np.exp(v).sum()),
-                         r"\max {0}": np.max}
+                         r"\max {0}": np.max,
+                         r"\operatorname{logical\_and}": np.logical_and,
+                         r"\operatorname{logical\_or}": np.logical_or,
+                         r"\operatorname{logical\_not}": np.logical_not}
             relations = {"<": np.less, ">": np.greater, r"\le": np.less_equal,
                          r"\ge": np.greater_equal, "=": np.equal}
             if e.style == "relation":
@@ -676,3 +679,83 @@ def test_an_overrunning_simplification_is_stopped():
     assert latex_module._bounded(forever, None, 0.2) is None
     assert not any(t.name == "tapec-latex-simplify" for t in threading.enumerate())
     assert latex_module._bounded(lambda x: x + 1, 1, 5.0) == 2
+
+
+# --- every op declares its notation --------------------------------------------------------
+#
+# The printers read an op's `latex` template (a str.format string over its arguments), so
+# every op in the registry must have one that renders.
+
+def _registry():
+    from tapec.ops import REGISTRY
+    import tapec.simplify  # noqa: F401  (declares the simplifier's fused op)
+    return list(REGISTRY.values())
+
+
+# Declared outside tapec/ops, in files whose owners have yet to add the template.
+def _arity(op, template):
+    """How many arguments to format `template` with: the op's arity, else as many as the
+    template names (ops such as concat take any number)."""
+    from tapec.export.latex.templates import fields
+    named = [int(f) for f in fields(template) if f.isdigit()]
+    return op.arity if op.arity is not None else max(named, default=-1) + 1
+
+
+@pytest.mark.parametrize("op", _registry(), ids=lambda op: op.name)
+def test_every_op_has_a_latex_template_that_renders(op):
+    from tapec.export.latex.templates import fields, formats
+    assert op.latex, f"op {op.name!r} has no latex template: add latex=... to its declaration"
+    arity = _arity(op, op.latex)
+    assert all(f.isdigit() for f in fields(op.latex)), \
+        f"{op.name}: a template names its arguments by position only: {op.latex!r}"
+    assert formats(op.latex, arity), f"{op.name}: {op.latex!r} with {arity} arguments"
+    tex = op.latex.format(*(f"a_{{{k}}}" for k in range(arity)))
+    depth = 0
+    for ch in tex.replace(r"\{", "").replace(r"\}", ""):
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        assert depth >= 0, f"{op.name}: unbalanced braces in {tex!r}"
+    assert depth == 0, f"{op.name}: unbalanced braces in {tex!r}"
+    assert katex_problems(tex) == [], (op.name, tex)
+
+
+def test_function_heads_and_relations_come_from_the_templates():
+    from tapec.export.latex.templates import call_head, relation_symbol
+    from tapec.ops import REGISTRY
+    assert call_head(REGISTRY["tanh"].latex, 1) == r"\tanh"
+    assert call_head(REGISTRY["maximum"].latex, 2) == r"\max"
+    assert call_head(REGISTRY["expm1"].latex, 1) == r"\operatorname{expm1}"
+    assert call_head(REGISTRY["where"].latex, 3) is None
+    assert relation_symbol(REGISTRY["less_equal"].latex, 2) == r"\le"
+    assert relation_symbol(REGISTRY["add"].latex, 2) is None
+
+
+def test_an_equal_but_unrelated_array_is_not_taken_for_a_named_one():
+    # inputs are matched to names by provenance (the same array, or a transposing view of
+    # it), not by value: a copy of A's values stays a leaf of its own
+    rng = np.random.default_rng(5)
+    A = tf.constant(rng.normal(size=(3, 3)))
+    B = tf.constant(A.numpy().copy())
+    x = tf.constant(rng.normal(size=(3, 1)))
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        f = tf.reduce_sum(B @ x)
+    assert "W" not in latex(tape, f, x, [(A, "W"), (x, "x")])
+    assert "W" not in latex(tape, f, names=[(A, "W"), (x, "x")])
+
+
+def test_printers_dispatch_by_class_along_the_mro():
+    from tapec.export.latex.dispatch import Visitor
+    from tapec.export.latex.matrix import Expr, Num, Sym
+
+    class Kinds(Visitor):
+        def _print_Sym(self, e):
+            return "symbol"
+
+        def _print_Expr(self, e):
+            return "expression"
+
+    assert Kinds().visit(Sym("x", ("s",))) == "symbol"
+    assert Kinds().visit(Num(1)) == "expression"
+    with pytest.raises(TypeError):
+        Kinds().visit(object())
+    assert issubclass(Num, Expr)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import tapec as tf
-from fd import check_gradients
+from helpers.fd import check_gradients
 from tapec.ops.seeds import diag_seed
 from tapec.simplify import last_stats
 
@@ -43,7 +43,7 @@ def test_square_gradient_is_one_statement_when_simplified(mode, expected, fresh_
     if expected is None:
         assert len(lines) > 1
     else:
-        assert lines == ["t0 = 2.0 * x0"]
+        assert lines == ["multiply_1 = 2.0 * x0"]
 
 
 def test_mode_is_part_of_the_cache_key(fresh_cache):

@@ -122,14 +122,35 @@ def _label(fn) -> str:
     return name if name.isascii() and name.isidentifier() else latex_name(name)
 
 
-def export_command(target, arg_specs, output) -> str:
+def export_command(target: str, arg_specs: list[str], output: str,
+                   wrt: list[str] | None = None) -> str:
+    """Write OUT.py with FUNC and its gradient with respect to the parameters `wrt`, in
+    that order (the first parameter by default, as `tapec.export`)."""
     import tapec
     fn = load_function(target)
-    _, args = parse_args(arg_specs, fn)
+    names, args = parse_args(arg_specs, fn)
     if not output:
-        raise UsageError("export needs -o OUT.py")
-    tapec.export(fn, args, output)
+        raise UsageError("needs -o OUT.py")
+    argnums = 0 if not wrt else _argnums(wrt, names, args)
+    tapec.export(fn, args, output, argnums=argnums)
     return f"wrote {output}"
+
+
+def _argnums(wrt, names, args):
+    """`tapec.export`'s argnums for the parameter names `wrt`: an int for one name (the
+    gradient is one array), a tuple for several."""
+    positions = []
+    for w in wrt:
+        if w not in names:
+            raise UsageError(f"--wrt {w!r} is not a parameter ({names})")
+        if w in wrt[:len(positions)]:
+            raise UsageError(f"--wrt {w!r} is given twice")
+        k = names.index(w)
+        if not isinstance(args[k], np.ndarray):
+            raise UsageError(f"--wrt {w!r}: a gradient is taken with respect to tensors; "
+                             f"{w} is the number {args[k]!r} (give it as DTYPE[DIMS])")
+        positions.append(k)
+    return positions[0] if len(positions) == 1 else tuple(positions)
 
 
 def graph_command(target, arg_specs, output) -> str:
@@ -140,10 +161,11 @@ def graph_command(target, arg_specs, output) -> str:
     fn = load_function(target)
     names, args = parse_args(arg_specs, fn)
     if not output:
-        raise UsageError("graph needs -o OUT.dot|OUT.svg|OUT.png")
+        raise UsageError("needs -o OUT.dot|OUT.svg|OUT.png")
     suffix = pathlib.Path(output).suffix.lower()
     if suffix not in (".dot", ".svg", ".png"):
-        raise UsageError(f"graph: -o must end in .dot, .svg or .png, got {output!r}")
+        # main() prefixes "tapec graph: " to every UsageError: not repeated here.
+        raise UsageError(f"-o must end in .dot, .svg or .png, got {output!r}")
     tensors = [tapec.constant(a) if isinstance(a, np.ndarray) else a for a in args]
     watched = [t for t in tensors if isinstance(t, tapec.Tensor)]
     with tapec.GradientTape(persistent=True) as tape:
@@ -198,14 +220,12 @@ def _render(dot_path, output, suffix, recorded) -> str:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        import networkx as nx
     except ImportError:
-        raise UsageError(f"rendering {suffix} needs Graphviz (`dot`) or matplotlib; wrote "
-                         f"{dot_path}") from None
+        raise UsageError(f"rendering {suffix} needs Graphviz (`dot`) or matplotlib "
+                         f"(pip install 'tapec[graph]'); wrote {dot_path}") from None
+    from ..ir.graph import draw
     figure = plt.figure(figsize=(8, 6))
-    labels = {n: d["op"].name for n, d in recorded.nodes(data=True)}
-    nx.draw_networkx(recorded, pos=nx.spring_layout(recorded, seed=0), labels=labels,
-                     node_color="#dde8f5", font_size=8)
+    draw(recorded, figure.gca())
     figure.savefig(output, format=suffix[1:])
     plt.close(figure)
     return f"wrote {dot_path} and {output} (matplotlib: the recorded DAG)"

@@ -1,8 +1,17 @@
-"""The `tapec` command: demo, latex, export, graph, bench."""
+"""The `tapec` command: demo, latex, export, graph, bench.
+
+Exit status: 0 on success; 2 for a problem with the command line (one line on stderr);
+1 when `bench` finds tapec failing or differing from NumPy; 141 (128 + SIGPIPE, what a
+shell reports for a Unix tool killed by SIGPIPE) when the reader of stdout went away,
+as in `tapec demo | head -1`, with nothing printed on stderr.
+"""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+
+EXIT_BROKEN_PIPE = 128 + 13        # 13 is SIGPIPE on every POSIX system
 
 _TARGET_HELP = "the function to record, as FILE.py:FUNC"
 _ARG_HELP = ("one per parameter of FUNC: NAME=DTYPE[DIMS] (e.g. x=float64[3], "
@@ -16,7 +25,8 @@ def _with_target(parser):
     return parser
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
+    """Run `tapec ARGV` (sys.argv[1:] by default); returns the exit status."""
     parser = argparse.ArgumentParser(
         prog="tapec", description="GradientTape with a symbolic differentiation compiler.")
     parser.add_argument("--version", action="store_true", help="print the version and exit")
@@ -37,17 +47,36 @@ def main(argv=None) -> int:
         description="Trace FUNC on example arguments and write one .py file that needs only "
                     "NumPy: the function, its gradient and value_and_grad."))
     export.add_argument("-o", "--output", required=True, metavar="OUT.py")
+    export.add_argument("--wrt", action="append", metavar="NAME",
+                        help="differentiate with respect to this parameter (repeatable, in "
+                             "the order of the gradient's results; default: the first "
+                             "parameter, as tapec.export)")
     graph = _with_target(commands.add_parser(
         "graph", help="draw the recorded DAG and its simplified gradient",
         description="Write the recorded DAG and the simplified gradient DAG as DOT; SVG or "
                     "PNG through Graphviz (`dot`) or matplotlib when installed."))
     graph.add_argument("-o", "--output", required=True, metavar="OUT.dot|OUT.svg|OUT.png")
-    from .. import bench
-    bench.add_arguments(commands.add_parser(
-        "bench", help="run the benchmark suite; write docs/benchmarks.md and .png",
+    # The suite is not imported here: its options are parsed by benchmarks/ itself.
+    bench = commands.add_parser(
+        "bench", add_help=False, usage="tapec bench [OPTIONS]",
+        help="run the benchmark suite of a source checkout (benchmarks/); writes "
+             "benchmarks.md and .png into --out DIR (default: the checkout's docs/)",
         description="Workloads W1..W8 on tapec, hand-written NumPy and the other "
-                    "installed systems (TensorFlow, JAX, PyTorch, autograd)."))
-    args = parser.parse_args(argv)
+                    "installed systems (TensorFlow, JAX, PyTorch, autograd). Needs a source "
+                    "checkout: the suite is benchmarks/, not part of the installed package.")
+    args, extra = parser.parse_known_args(argv)
+    if extra and args.command != "bench":
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    try:
+        status = _run(parser, args, extra, bench.format_help())
+        sys.stdout.flush()          # a pipe closed early fails here, inside the handler
+    except BrokenPipeError:
+        return _broken_pipe()
+    return status
+
+
+def _run(parser, args, extra, bench_usage) -> int:
+    """Run the parsed command; its exit status."""
     if args.version:
         from .._version import __version__
         print(f"tapec {__version__}")
@@ -56,15 +85,15 @@ def main(argv=None) -> int:
         from . import demo
         return demo.main()
     if args.command == "bench":
-        return bench.run_from_args(args, " ".join(["tapec", *(sys.argv[1:] if argv is None
-                                                             else argv)]))
+        from . import bench
+        return bench.main(extra, bench_usage)
     if args.command in ("latex", "export", "graph"):
         from . import commands as run
         try:
             if args.command == "latex":
                 print(run.latex_command(args.target, args.arg, args.wrt))
             elif args.command == "export":
-                print(run.export_command(args.target, args.arg, args.output))
+                print(run.export_command(args.target, args.arg, args.output, args.wrt))
             else:
                 print(run.graph_command(args.target, args.arg, args.output))
         except run.UsageError as e:
@@ -73,6 +102,19 @@ def main(argv=None) -> int:
         return 0
     parser.print_help()
     return 2
+
+
+def _broken_pipe() -> int:
+    """Exit quietly after stdout's reader went away (`tapec demo | head -1`): point
+    stdout at /dev/null so the interpreter's final flush of what is still buffered
+    cannot raise again, and return 128 + SIGPIPE as a Unix tool killed by it would."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):       # stdout without a file descriptor (a test's)
+        pass
+    return EXIT_BROKEN_PIPE
 
 
 if __name__ == "__main__":

@@ -1,8 +1,10 @@
 """IR -> readable NumPy source, compiled under a unique, inspectable filename.
 
-One statement per node. Fed values (forward values the tape holds, seeds) are the
-function's arguments, so the compiled function holds no array; Python literals are
-inlined. The source is registered in `linecache`, so tracebacks and `inspect` show
+One statement per node, written by `statements`, the one emitter loop: compiled
+functions (`emit`) and exported modules (tapec.export) both print through it, each
+with its own `Namer` (names.py), so values read `tanh_2 = np.tanh(matmul_1)`. Fed
+values (forward values the tape holds, seeds) are the function's arguments, so the
+compiled function holds no array; Python literals are inlined. The source is registered in `linecache`, so tracebacks and `inspect` show
 the generated lines.
 
 When every value is 0-d float64 and every op has a `scalar` template, the source
@@ -24,22 +26,55 @@ from .._version import __version__
 from . import blocks, scalar
 from ..ir.nodes import topological_order
 from ..ops.shape import CONSTANT, PLACEHOLDER
-
-
-# Global names generated code reads (bound by `compile_function`); a parameter or value
-# named by user text must never shadow them.
-GENERATED_GLOBALS = frozenset({"np", "math", "numexpr", "tapec_blocked"})
+from .names import Namer
 
 
 class CodegenError(RuntimeError):
     """Raised when a graph contains something the NumPy printer cannot emit."""
 
 
-def _arg_names(fed, given) -> dict:
-    """Parameter names: `given` ones first, else a prefix saying what the value is (x for
-    a leaf, the op name for a forward value, seed, grad_fn) numbered in parameter order."""
-    counts, names = {}, {}
-    taken = {given[key] for key, _ in fed if key in given}     # never reuse a given name
+def statements(order, names: dict, namer: Namer, special=None) -> list:
+    """The one emitter loop: a statement (or a template's lines) per computed node.
+
+    `order` is topological; nodes already in `names` (parameters, values a caller named)
+    are not computed. Constants are inlined as literals; every other node gets its name
+    from `namer` (`tanh_2`, or one the namer was given) and is written with its op's NumPy
+    template. `special(node, args)` may return the lines of a node itself (export writes
+    guards as errors), or None for the template. `names` is filled in as it goes: after
+    the call it holds the name or literal of every node of `order`."""
+    body = []
+    for node in order:
+        if node in names:
+            continue
+        if node.op is CONSTANT:
+            names[node] = node.op.numpy([], node)
+            continue
+        if node.op is PLACEHOLDER:
+            raise CodegenError("the gradient needs a value the tape does not hold "
+                               f"({node!r}); this is a bug in tapec")
+        args = [names[i] for i in node.inputs]
+        lines = special(node, args) if special is not None else None
+        if lines is not None:
+            body.extend(lines)
+            continue
+        name = names[node] = namer.value(node)
+        if node.op.numpy_lines is not None:
+            body.extend(node.op.numpy_lines(name, args, node))
+        elif node.op.numpy is not None:
+            body.append(f"{name} = {node.op.numpy(args, node)}")
+        else:
+            raise CodegenError(f"op {node.op.name!r} has no NumPy template")
+    return body
+
+
+def _parameters(fed, given: dict, namer: Namer) -> dict:
+    """{fed node: parameter name}: `given` ones as they are, else a prefix saying what the
+    value is (x for a leaf, the op name for a forward value, seed, grad_fn) numbered in
+    parameter order."""
+    for key, _ in fed:
+        if key in given:
+            namer.take(given[key])          # never reused, whatever the order
+    names = {}
     for key, node in fed:
         name = given.get(key)
         if name is None:
@@ -49,26 +84,9 @@ def _arg_names(fed, given) -> dict:
                 prefix = "grad_fn" if node.dtype == object else "x"
             else:
                 prefix = node.op.name
-            while True:
-                number = counts.get(prefix, 0)
-                counts[prefix] = number + 1
-                name = f"{prefix}{number}"
-                if name not in taken:
-                    break
-            taken.add(name)
+            name = namer.parameter(prefix)
         names[node] = name
     return names
-
-
-def _temporaries(params: set):
-    """t0, t1, ... skipping any name a parameter has, and any name a parameter extends
-    with `_` (multi-line templates name helpers `<temporary>_shift`): a user's parameter
-    named `t0` must never be overwritten."""
-    extended = {p.split("_", 1)[0] for p in params if "_" in p}    # "t3" for "t3_shift"
-    for number in itertools.count():
-        name = f"t{number}"
-        if name not in params and name not in extended:
-            yield name
 
 
 def emit(outputs, feeds: dict, fn_name: str = "gradient", title: str = "",
@@ -89,31 +107,13 @@ def emit(outputs, feeds: dict, fn_name: str = "gradient", title: str = "",
         if n in feeds:
             first_of_key.setdefault(feeds[n], n)
     fed = sorted(first_of_key.items(), key=lambda item: item[0])
-    names = _arg_names(fed, arg_names or {})
+    namer = Namer()
+    names = _parameters(fed, arg_names or {}, namer)
     for n in order:
         if n in feeds and n not in names:
             names[n] = names[first_of_key[feeds[n]]]
     fed_names = dict(names)
-    body = []
-    temp = _temporaries(set(fed_names.values()))
-    for n in order:
-        if n in names:
-            continue
-        if n.op is CONSTANT:
-            names[n] = n.op.numpy([], n)
-            continue
-        if n.op is PLACEHOLDER:
-            raise CodegenError("the gradient needs a value the tape does not hold "
-                               f"({n!r}); this is a bug in tapec")
-        args = [names[i] for i in n.inputs]
-        name = next(temp)
-        if n.op.numpy_lines is not None:
-            body.extend(n.op.numpy_lines(name, args, n))
-        elif n.op.numpy is not None:
-            body.append(f"{name} = {n.op.numpy(args, n)}")
-        else:
-            raise CodegenError(f"op {n.op.name!r} has no NumPy template")
-        names[n] = name
+    body = statements(order, names, namer)
     params = ", ".join(names[n] for _, n in fed)
     numpy_fn = _function(fn_name, params, body, outputs, names)
     fast = scalar.body(order, fed_names, names, CONSTANT, PLACEHOLDER) \

@@ -106,6 +106,16 @@ def to_networkx(recording: Recording):
     return g
 
 
+def draw(view, ax) -> None:
+    """Draw a `to_networkx` view on the matplotlib axes `ax`, nodes labelled by op
+    (`tapec graph` without Graphviz). The layout is seeded: the same graph, the same
+    picture."""
+    import networkx as nx
+    labels = {n: d["op"].name for n, d in view.nodes(data=True)}
+    nx.draw_networkx(view, pos=nx.spring_layout(view, seed=0), ax=ax, labels=labels,
+                     node_color="#dde8f5", font_size=8)
+
+
 class Pruned:
     """The part of a tape graph that a derivative needs.
 

@@ -12,7 +12,8 @@ import numpy as np
 from . import sympy_rules
 from ..codegen import scalar as fast
 from ..tensor import Tensor, _used
-from .registry import REGISTRY, Op, apply, declare, to_tensors
+from .registry import (ATOM, FUNCTION_COST, POWER, PRODUCT, REGISTRY, SUM, UNARY, Op, apply,
+                       declare, to_tensors)
 from .shape import fill, reshape
 
 
@@ -97,14 +98,17 @@ def _literal_value(t):
 
 
 def elementwise(name, ufunc, sympy_fn, template, arity, kinds="fc", latex=None,
-                result_dtype=None, differentiable=True, vjp=None, scalar=None):
+                result_dtype=None, differentiable=True, vjp=None, scalar=None,
+                cost=FUNCTION_COST, precedence=None, numexpr=None, numexpr_precedence=None):
     """Declare an elementwise op from its ufunc and SymPy expression.
 
     The VJP is derived from `sympy_fn` unless `vjp` is given (for the few ops whose
     SymPy derivative is a distribution, such as sign). `scalar`, a format string
     like `template` or a `scalar(args, node)` function, is the Python-float form for
     the fast path of 0-d float64 graphs (see `codegen.scalar`); it must compute
-    bit for bit what the ufunc computes."""
+    bit for bit what the ufunc computes. `cost`, `precedence`, `numexpr` and
+    `numexpr_precedence` are the facets fusion prints and costs the op by (see `Op`):
+    a call costs FUNCTION_COST unless it says otherwise."""
     if vjp is None and differentiable and sympy_fn is not None:
         vjp = _vjp_from_sympy(name)
     op = declare(Op(
@@ -118,6 +122,7 @@ def elementwise(name, ufunc, sympy_fn, template, arity, kinds="fc", latex=None,
         latex=latex,
         differentiable=differentiable,
         arity=arity, sympy=sympy_fn, template=template,
+        cost=cost, precedence=precedence, numexpr=numexpr, numexpr_precedence=numexpr_precedence,
     ))
     op.batch = batch_elementwise(op)
     return op
@@ -131,42 +136,70 @@ FLOAT = "fc"
 NUMERIC = "fciu"
 
 NEGATIVE = elementwise("negative", np.negative, lambda x: -x, "-{0}", 1, NUMERIC,
-                       scalar="-{0}")
+                       scalar="-{0}", cost=1, precedence=UNARY, latex="-{0}")
 ABS = elementwise("abs", np.abs, lambda x: _sp().Abs(x), "np.abs({0})", 1, NUMERIC,
-                  scalar="abs({0})")
+                  scalar="abs({0})", cost=1, precedence=ATOM, numexpr="abs({0})",
+                  latex=r"\left|{0}\right|")
 # sign' is zero almost everywhere (SymPy says 2*DiracDelta); TensorFlow's gradient is zeros.
 SIGN = elementwise("sign", np.sign, lambda x: _sp().sign(x), "np.sign({0})", 1, NUMERIC,
                    vjp=lambda g, out, x: (fill(x._shape, 0, x._dtype),),
-                   scalar=fast.sign)
+                   scalar=fast.sign, cost=1, precedence=ATOM, numexpr="sign({0})",
+                   latex=r"\operatorname{{sign}}\left({0}\right)")
 SQUARE = elementwise("square", np.square, lambda x: x ** 2, "np.square({0})", 1, NUMERIC,
-                    scalar="{0} * {0}")
+                    scalar="{0} * {0}", cost=1, precedence=ATOM,
+                    numexpr="{0}**2", numexpr_precedence=POWER, latex="{0}^{{2}}")
+def _sqrt_vjp(g, out, x):
+    """g / (2 sqrt x), and 0 where g is 0 even at x = 0, as TensorFlow's SqrtGrad (so the
+    zero gradient of a norm at 0 times 0 is 0, not nan). Only the 0/0 point is changed:
+    the derivative with respect to g stays 1/(2 sqrt x) elsewhere, for Hessians."""
+    both_zero = equal(add(out, abs(g)), 0)       # out = sqrt(x) is never negative
+    return (divide(multiply(g, 0.5), where(both_zero, 1, out)),)
+
+
 SQRT = elementwise("sqrt", np.sqrt, lambda x: _sp().sqrt(x), "np.sqrt({0})", 1,
-                   scalar="math.sqrt({0})")
-EXP = elementwise("exp", np.exp, lambda x: _sp().exp(x), "np.exp({0})", 1)
-LOG = elementwise("log", np.log, lambda x: _sp().log(x), "np.log({0})", 1)
+                   vjp=_sqrt_vjp, scalar="math.sqrt({0})",
+                   cost=4, precedence=ATOM, numexpr="sqrt({0})",
+                   latex=r"\sqrt{{{0}}}")
+EXP = elementwise("exp", np.exp, lambda x: _sp().exp(x), "np.exp({0})", 1,
+                  precedence=ATOM, numexpr="exp({0})", latex=r"\exp\left({0}\right)")
+LOG = elementwise("log", np.log, lambda x: _sp().log(x), "np.log({0})", 1,
+                  precedence=ATOM, numexpr="log({0})", latex=r"\log\left({0}\right)")
 SIN = elementwise("sin", np.sin, lambda x: _sp().sin(x), "np.sin({0})", 1,
-                  scalar=fast.libm("sin", np.sin))
+                  scalar=fast.libm("sin", np.sin), precedence=ATOM, numexpr="sin({0})",
+                  latex=r"\sin\left({0}\right)")
 COS = elementwise("cos", np.cos, lambda x: _sp().cos(x), "np.cos({0})", 1,
-                  scalar=fast.libm("cos", np.cos))
-TANH = elementwise("tanh", np.tanh, lambda x: _sp().tanh(x), "np.tanh({0})", 1)
+                  scalar=fast.libm("cos", np.cos), precedence=ATOM, numexpr="cos({0})",
+                  latex=r"\cos\left({0}\right)")
+TANH = elementwise("tanh", np.tanh, lambda x: _sp().tanh(x), "np.tanh({0})", 1,
+                   precedence=ATOM, numexpr="tanh({0})", latex=r"\tanh\left({0}\right)")
 
 def _erf_impl(x):
     import math as _math
     return np.vectorize(_math.erf, otypes=[x.dtype])(x)
 
 
-EXPM1 = elementwise("expm1", np.expm1, lambda x: _sp().exp(x) - 1, "np.expm1({0})", 1)
-LOG1P = elementwise("log1p", np.log1p, lambda x: _sp().log(1 + x), "np.log1p({0})", 1)
-TAN = elementwise("tan", np.tan, lambda x: _sp().tan(x), "np.tan({0})", 1)
-ASIN = elementwise("asin", np.arcsin, lambda x: _sp().asin(x), "np.arcsin({0})", 1)
-ACOS = elementwise("acos", np.arccos, lambda x: _sp().acos(x), "np.arccos({0})", 1)
-ATAN = elementwise("atan", np.arctan, lambda x: _sp().atan(x), "np.arctan({0})", 1)
-SINH = elementwise("sinh", np.sinh, lambda x: _sp().sinh(x), "np.sinh({0})", 1)
-COSH = elementwise("cosh", np.cosh, lambda x: _sp().cosh(x), "np.cosh({0})", 1)
+EXPM1 = elementwise("expm1", np.expm1, lambda x: _sp().exp(x) - 1, "np.expm1({0})", 1,
+                    precedence=ATOM, numexpr="expm1({0})",
+                    latex=r"\operatorname{{expm1}}\left({0}\right)")
+LOG1P = elementwise("log1p", np.log1p, lambda x: _sp().log(1 + x), "np.log1p({0})", 1,
+                    precedence=ATOM, numexpr="log1p({0})",
+                    latex=r"\operatorname{{log1p}}\left({0}\right)")
+TAN = elementwise("tan", np.tan, lambda x: _sp().tan(x), "np.tan({0})", 1,
+                  precedence=ATOM, numexpr="tan({0})", latex=r"\tan\left({0}\right)")
+ASIN = elementwise("asin", np.arcsin, lambda x: _sp().asin(x), "np.arcsin({0})", 1,
+                   precedence=ATOM, numexpr="arcsin({0})", latex=r"\arcsin\left({0}\right)")
+ACOS = elementwise("acos", np.arccos, lambda x: _sp().acos(x), "np.arccos({0})", 1,
+                   precedence=ATOM, numexpr="arccos({0})", latex=r"\arccos\left({0}\right)")
+ATAN = elementwise("atan", np.arctan, lambda x: _sp().atan(x), "np.arctan({0})", 1,
+                   precedence=ATOM, numexpr="arctan({0})", latex=r"\arctan\left({0}\right)")
+SINH = elementwise("sinh", np.sinh, lambda x: _sp().sinh(x), "np.sinh({0})", 1,
+                   precedence=ATOM, numexpr="sinh({0})", latex=r"\sinh\left({0}\right)")
+COSH = elementwise("cosh", np.cosh, lambda x: _sp().cosh(x), "np.cosh({0})", 1,
+                   precedence=ATOM, numexpr="cosh({0})", latex=r"\cosh\left({0}\right)")
 # NumPy has no erf ufunc: the standard library's math.erf, vectorized, is exact (and slow).
 ERF = elementwise("erf", _erf_impl, lambda x: _sp().erf(x),
                   "np.vectorize(math.erf, otypes=[{0}.dtype])({0})", 1,
-                  scalar="math.erf({0})")
+                  scalar="math.erf({0})", latex=r"\operatorname{{erf}}\left({0}\right)")
 
 
 def _sigmoid_impl(x):
@@ -189,25 +222,32 @@ def _sigmoid_impl(x):
 # sigmoid' = out * (1 - out), TensorFlow's SigmoidGrad (0 where out rounds to 1, as there).
 SIGMOID = elementwise("sigmoid", _sigmoid_impl, lambda x: 1 / (1 + _sp().exp(-x)),
                       "np.exp(np.minimum({0}, 0)) / (1 + np.exp(-np.abs({0})))", 1,
-                      vjp=lambda g, out, x: (g * (out * (1 - out)),))
+                      vjp=lambda g, out, x: (g * (out * (1 - out)),), precedence=PRODUCT,
+                      latex=r"\sigma\left({0}\right)")
 # softplus = log(1 + e^x) = logaddexp(0, x); its derivative is sigmoid, without overflow.
 SOFTPLUS = elementwise("softplus", lambda x: np.logaddexp(0, x),
                        lambda x: _sp().log(1 + _sp().exp(x)), "np.logaddexp(0, {0})", 1,
-                       vjp=lambda g, out, x: (g * sigmoid(x),))
+                       vjp=lambda g, out, x: (g * sigmoid(x),), precedence=ATOM,
+                       latex=r"\operatorname{{softplus}}\left({0}\right)")
 # relu' is 1 where x > 0 and 0 elsewhere (0 at the kink, as TensorFlow).
 RELU = elementwise("relu", lambda x: np.maximum(x, 0), lambda x: _sp().Max(x, 0),
                    "np.maximum({0}, 0)", 1, kinds="fiu",
-                   vjp=lambda g, out, x: (where(greater(x, 0), g, 0),), scalar=fast.relu)
+                   vjp=lambda g, out, x: (where(greater(x, 0), g, 0),), scalar=fast.relu,
+                   cost=1, precedence=ATOM, numexpr="maximum({0}, 0)",
+                   latex=r"\operatorname{{relu}}\left({0}\right)")
 # floor and round are piecewise constant: no gradient (None), as TensorFlow.
-FLOOR = elementwise("floor", np.floor, None, "np.floor({0})", 1, differentiable=False)
-ROUND = elementwise("round", np.round, None, "np.round({0})", 1, differentiable=False)
+FLOOR = elementwise("floor", np.floor, None, "np.floor({0})", 1, differentiable=False,
+                    latex=r"\operatorname{{floor}}\left({0}\right)")
+ROUND = elementwise("round", np.round, None, "np.round({0})", 1, differentiable=False,
+                    latex=r"\operatorname{{round}}\left({0}\right)")
 
 ADD = elementwise("add", np.add, lambda x, y: x + y, "{0} + {1}", 2, NUMERIC,
-                  scalar="{0} + {1}")
+                  scalar="{0} + {1}", cost=1, precedence=SUM, latex="{0} + {1}")
 SUBTRACT = elementwise("subtract", np.subtract, lambda x, y: x - y, "{0} - {1}", 2, NUMERIC,
-                       scalar="{0} - {1}")
+                       scalar="{0} - {1}", cost=1, precedence=SUM, latex="{0} - {1}")
 MULTIPLY = elementwise("multiply", np.multiply, lambda x, y: x * y, "{0} * {1}", 2, NUMERIC,
-                       scalar="{0} * {1}")
+                       scalar="{0} * {1}", cost=1, precedence=PRODUCT,
+                       latex=r"{0} \circ {1}")
 
 
 def _divide_vjp(g, out, x, y):
@@ -222,7 +262,8 @@ def _divide_vjp(g, out, x, y):
 DIVIDE = elementwise("divide", np.true_divide, lambda x, y: x / y, "{0} / {1}", 2, NUMERIC,
                      result_dtype=lambda d: d if d.kind in "fc" else
                      np.dtype(np.float64 if d.itemsize >= 4 else np.float32),
-                     scalar="{0} / {1}", vjp=lambda g, out, x, y: _divide_vjp(g, out, x, y))
+                     scalar="{0} / {1}", vjp=lambda g, out, x, y: _divide_vjp(g, out, x, y),
+                     cost=4, precedence=PRODUCT, latex=r"\frac{{{0}}}{{{1}}}")
 _DIVIDE_SYMPY_VJP = _vjp_from_sympy("divide")
 
 
@@ -250,39 +291,51 @@ def _pow_vjp(g, out, x, y):
 
 
 POW = elementwise("pow", np.power, lambda x, y: x ** y, "{0} ** {1}", 2, NUMERIC,
-                  vjp=lambda g, out, x, y: _pow_vjp(g, out, x, y))
+                  vjp=lambda g, out, x, y: _pow_vjp(g, out, x, y), precedence=POWER,
+                  # by a literal exponent: x**2 is one multiply, x**0.5 a sqrt, x**-1 a division
+                  cost=lambda x, y: {2: 1, 1: 0, 0.5: 4, -1: 4}.get(y, FUNCTION_COST),
+                  latex="{0}^{{{1}}}")
 _POW_SYMPY_VJP = _vjp_from_sympy("pow")
 # At ties the gradient goes to the first argument, as TensorFlow's Maximum/Minimum.
 MAXIMUM = elementwise("maximum", np.maximum, lambda x, y: _sp().Max(x, y),
                       "np.maximum({0}, {1})", 2, "fiu",
                       vjp=lambda g, out, x, y: (where(greater_equal(x, y), g, 0),
                                                 where(greater_equal(x, y), 0, g)),
-                      scalar=fast.maximum)
+                      scalar=fast.maximum, cost=1, precedence=ATOM,
+                      numexpr="maximum({0}, {1})", latex=r"\max\left({0}, {1}\right)")
 MINIMUM = elementwise("minimum", np.minimum, lambda x, y: _sp().Min(x, y),
                       "np.minimum({0}, {1})", 2, "fiu",
                       vjp=lambda g, out, x, y: (where(less_equal(x, y), g, 0),
                                                 where(less_equal(x, y), 0, g)),
-                      scalar=fast.minimum)
+                      scalar=fast.minimum, cost=1, precedence=ATOM,
+                      numexpr="minimum({0}, {1})", latex=r"\min\left({0}, {1}\right)")
 
 _BOOL = lambda d: np.dtype(np.bool_)  # noqa: E731
 LESS = elementwise("less", np.less, None, "{0} < {1}", 2, "fiub", result_dtype=_BOOL,
-                   differentiable=False, scalar="{0} < {1}")
+                   differentiable=False, scalar="{0} < {1}", latex="{0} < {1}")
 LESS_EQUAL = elementwise("less_equal", np.less_equal, None, "{0} <= {1}", 2, "fiub",
-                         result_dtype=_BOOL, differentiable=False, scalar="{0} <= {1}")
+                         result_dtype=_BOOL, differentiable=False, scalar="{0} <= {1}",
+                         latex=r"{0} \le {1}")
 GREATER = elementwise("greater", np.greater, None, "{0} > {1}", 2, "fiub",
-                      result_dtype=_BOOL, differentiable=False, scalar="{0} > {1}")
+                      result_dtype=_BOOL, differentiable=False, scalar="{0} > {1}",
+                      latex="{0} > {1}")
 GREATER_EQUAL = elementwise("greater_equal", np.greater_equal, None, "{0} >= {1}", 2, "fiub",
-                            result_dtype=_BOOL, differentiable=False, scalar="{0} >= {1}")
+                            result_dtype=_BOOL, differentiable=False, scalar="{0} >= {1}",
+                            latex=r"{0} \ge {1}")
 EQUAL = elementwise("equal", np.equal, None, "{0} == {1}", 2, "fciub", result_dtype=_BOOL,
-                    differentiable=False, scalar="{0} == {1}")
+                    differentiable=False, scalar="{0} == {1}", latex="{0} = {1}")
 NOT_EQUAL = elementwise("not_equal", np.not_equal, None, "{0} != {1}", 2, "fciub",
-                        result_dtype=_BOOL, differentiable=False, scalar="{0} != {1}")
+                        result_dtype=_BOOL, differentiable=False, scalar="{0} != {1}",
+                        latex=r"{0} \ne {1}")
 LOGICAL_AND = elementwise("logical_and", np.logical_and, None, "np.logical_and({0}, {1})", 2,
-                          "b", differentiable=False, scalar="({0} and {1})")
+                          "b", differentiable=False, scalar="({0} and {1})",
+                          latex=r"\operatorname{{logical\_and}}\left({0}, {1}\right)")
 LOGICAL_OR = elementwise("logical_or", np.logical_or, None, "np.logical_or({0}, {1})", 2,
-                         "b", differentiable=False, scalar="({0} or {1})")
+                         "b", differentiable=False, scalar="({0} or {1})",
+                         latex=r"\operatorname{{logical\_or}}\left({0}, {1}\right)")
 LOGICAL_NOT = elementwise("logical_not", np.logical_not, None, "np.logical_not({0})", 1, "b",
-                          differentiable=False, scalar="not {0}")
+                          differentiable=False, scalar="not {0}",
+                          latex=r"\operatorname{{logical\_not}}\left({0}\right)")
 
 
 def _where_infer(condition, x, y):

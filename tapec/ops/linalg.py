@@ -282,17 +282,19 @@ def _parse_einsum(equation, shapes):
     ranks = [e for e in ellipsis_ranks if e is not None]
     width = max(ranks, default=0)
     fresh = "".join(_fresh_letters(equation, width, "einsum"))
+    # `...` may stand anywhere in a term: its axes start after the letters before it
+    starts = [term.index("...") if "..." in term else 0 for term in terms]
     try:
-        broadcast = np.broadcast_shapes(*(shape[:e] for shape, e in zip(shapes, ellipsis_ranks)
-                                          if e is not None))
+        broadcast = np.broadcast_shapes(*(shape[p:p + e] for shape, e, p in
+                                          zip(shapes, ellipsis_ranks, starts) if e is not None))
     except ValueError:
         raise ValueError(f"einsum: the '...' dimensions of shapes {tuple(shapes)} cannot be "
                          f"broadcast together in {equation!r}") from None
     targets = []
-    for i, (shape, e) in enumerate(zip(shapes, ellipsis_ranks)):
+    for i, (shape, e, p) in enumerate(zip(shapes, ellipsis_ranks, starts)):
         if e is not None:
             terms[i] = terms[i].replace("...", fresh[width - e:])
-            full = broadcast[len(broadcast) - e:] + shape[e:]
+            full = shape[:p] + broadcast[len(broadcast) - e:] + shape[p + e:]
             targets.append(full if full != shape else None)
         else:
             targets.append(None)

@@ -17,7 +17,11 @@ An op declares, in one place:
   * for elementwise ops, `arity`, `sympy` (the scalar function as a SymPy expression
     builder, from which the derivative, the simplifier's rewrites and fusion follow)
     and `template` (the NumPy expression as a format string over the arguments, from
-    which fused code is printed);
+    which fused code is printed), with its `precedence` (see ATOM below); `cost`, the
+    op's weight per element computed in fusion's cost model (an int, or for an op whose
+    cost depends on literal operands, such as pow, a function of their values); and
+    `numexpr`, its spelling in numexpr's language where numexpr has one (with
+    `numexpr_precedence` where that differs from `precedence`);
   * `interpret(*values, **attrs)`: for ops whose values are not arrays (a custom
     gradient's call record), how an interpreter computes them;
   * `fusion`: True for the fused-region op the simplifier creates;
@@ -42,6 +46,15 @@ from ..tensor import (Tensor, Variable, _foreign_array, _python_scalar_dtype, _t
 
 REGISTRY: dict = {}
 
+# How tightly a printed form binds as an operand of a larger expression (the `precedence`
+# facets), in Python's order: a printer parenthesizes an operand that binds less tightly
+# than its place needs. ATOM is one call whose placeholders are its plain arguments, as
+# "np.exp({0})"; None (undeclared) makes printers parenthesize the form and its operands.
+SUM, PRODUCT, UNARY, POWER, ATOM = 50, 60, 70, 80, 100
+# The `cost` of a function call (exp, log, tanh, erf...) in fusion's cost model, where an
+# add or a multiply costs 1 and a division 4.
+FUNCTION_COST = 20
+
 
 @dataclass(eq=False)
 class Op:
@@ -61,6 +74,10 @@ class Op:
     template: str | None = None              # elementwise ops: "np.exp({0})"
     interpret: Callable | None = None        # non-array values: computed by the interpreter
     fusion: bool = False                     # the simplifier's fused-region op
+    precedence: int | None = None            # elementwise ops: how `template` binds, ATOM...
+    cost: int | Callable | None = None       # elementwise ops: fusion's weight per element
+    numexpr: str | None = None               # elementwise ops: numexpr's "exp({0})"
+    numexpr_precedence: int | None = None    # how `numexpr` binds, where not as `template`
 
     def __repr__(self):
         return f"Op({self.name})"

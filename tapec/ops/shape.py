@@ -14,6 +14,7 @@ import operator
 
 import numpy as np
 
+from ..dtypes import as_numpy_dtype
 from ..tensor import shape_arg
 from .registry import REGISTRY, Op, apply, declare, to_tensors
 
@@ -31,7 +32,6 @@ def _dtype_name(dtype) -> str:
 
 
 def _as_np_dtype(dtype) -> np.dtype:
-    from ..dtypes import as_numpy_dtype
     return as_numpy_dtype(dtype)
 
 
@@ -58,7 +58,7 @@ def _normalize_axis(op_name, axis, rank, what="tensors of rank"):
 PLACEHOLDER = declare(Op(
     name="placeholder", impl=None,
     infer=lambda **a: (a["shape"], np.dtype(a["dtype"])),
-    differentiable=False))
+    latex=r"\operatorname{{placeholder}}", differentiable=False))
 
 CONSTANT = declare(Op(
     name="constant",
@@ -69,7 +69,7 @@ CONSTANT = declare(Op(
     # A float64 or bool literal prints as the Python float or bool it is.
     scalar=lambda args, node: _printed(np.asarray(node.attrs["value"],
                                                   dtype=node.attrs["dtype"])),
-    differentiable=False))
+    latex=r"\operatorname{{constant}}", differentiable=False))
 
 FILL = declare(Op(
     name="fill",
@@ -199,7 +199,7 @@ def _identity_infer(x, **attrs):
 READ_VARIABLE = declare(Op(
     name="read_variable", impl=lambda x: x, infer=_identity_infer,
     vjp=lambda g, out, handle: (g,), numpy=lambda args, node: args[0],
-    scalar=lambda args, node: args[0], stateful=True))
+    scalar=lambda args, node: args[0], latex="{0}", stateful=True))
 
 IDENTITY = declare(Op(
     name="identity", impl=lambda x: x, infer=_identity_infer,
@@ -210,6 +210,27 @@ IDENTITY = declare(Op(
 def identity(input, name=None):  # noqa: A002  (TensorFlow's name)
     """The same value as a new tensor; gradients pass through unchanged."""
     return apply(IDENTITY, input)
+
+
+def _shape_infer(x, out_type):
+    dtype = np.dtype(out_type)
+    if dtype not in (np.dtype(np.int32), np.dtype(np.int64)):
+        raise TypeError(f"shape: out_type must be int32 or int64, got {dtype.name}")
+    return (len(x._shape),), dtype
+
+
+SHAPE = declare(Op(
+    name="shape", impl=lambda x, out_type: np.array(x.shape, dtype=out_type),
+    infer=_shape_infer, differentiable=False,
+    numpy=lambda args, node: f"np.array(np.shape({args[0]}), dtype=np.{node.dtype.name})",
+    latex=r"\operatorname{{shape}}\left({0}\right)"))
+
+
+def shape(input, out_type=np.int32, name=None):  # noqa: A002  (TensorFlow's name)
+    """The shape of `input` as a 1-d integer tensor computed when the program runs
+    (`tf.shape`): in a `tapec.function` with None dimensions it follows the sizes of
+    each call, where `input.shape` holds None."""
+    return apply(SHAPE, input, out_type=as_numpy_dtype(out_type).str)
 
 
 STOP_GRADIENT = declare(Op(
@@ -238,7 +259,7 @@ CAST = declare(Op(
     infer=lambda x, dtype: (x._shape, np.dtype(dtype)),
     vjp=_cast_vjp,
     batch=lambda args, batched, size, dtype: apply(CAST, args[0], dtype=dtype),
-    numpy=lambda args, node: f"{args[0]}.astype({_dtype_name(node.dtype)})"))
+    numpy=lambda args, node: f"{args[0]}.astype({_dtype_name(node.dtype)})", latex="{0}"))
 
 
 def cast(x, dtype, name=None):
@@ -263,7 +284,8 @@ RESHAPE = declare(Op(
     name="reshape", impl=lambda x, shape: np.reshape(x, shape), infer=_reshape_infer,
     vjp=lambda g, out, x, shape: (reshape(g, x._shape),),
     batch=lambda args, batched, size, shape: reshape(args[0], (size,) + shape),
-    numpy=lambda args, node: f"np.reshape({args[0]}, {node.attrs['shape']})"))
+    numpy=lambda args, node: f"np.reshape({args[0]}, {node.attrs['shape']})",
+    latex=r"\operatorname{{reshape}}\left({0}\right)"))
 
 
 def _resolve_shape(op_name, old_shape, shape):
@@ -403,7 +425,8 @@ BROADCAST_TO = declare(Op(
     vjp=lambda g, out, x, shape: (sum_to(g, x._shape),),
     batch=lambda args, batched, size, shape: broadcast_to(
         _pad_batched(args[0], len(shape)), (size,) + shape),
-    numpy=lambda args, node: f"np.broadcast_to({args[0]}, {node.attrs['shape']})"))
+    numpy=lambda args, node: f"np.broadcast_to({args[0]}, {node.attrs['shape']})",
+    latex=r"\operatorname{{broadcast\_to}}\left({0}\right)"))
 
 def _sum_to_source(args, node):
     from_shape = node.inputs[0].shape
@@ -417,7 +440,7 @@ SUM_TO = declare(Op(
     name="sum_to", impl=_sum_to_impl, infer=_sum_to_infer,
     vjp=lambda g, out, x, shape: (broadcast_to(g, x._shape),),
     batch=lambda args, batched, size, shape: _batched_sum_to(args[0], size, shape),
-    numpy=_sum_to_source))
+    numpy=_sum_to_source, latex=r"\operatorname{{sum\_to}}\left({0}\right)"))
 
 
 def _batched_sum_to(x, size, shape):
@@ -584,6 +607,6 @@ def op(name: str) -> Op:
     return REGISTRY[name]
 
 
-__all__ = ["reshape", "transpose", "broadcast_to", "cast", "identity", "stop_gradient",
+__all__ = ["reshape", "transpose", "broadcast_to", "cast", "identity", "stop_gradient", "shape",
            "expand_dims", "squeeze", "concat", "stack", "split", "tile", "zeros",
            "ones", "zeros_like", "ones_like", "fill", "range", "eye"]

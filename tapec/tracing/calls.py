@@ -16,7 +16,7 @@ import re
 import numpy as np
 
 from .. import nest
-from ..codegen.emit import GENERATED_GLOBALS
+from ..codegen.names import GENERATED_GLOBALS
 from ..tensor import Tensor, Variable
 
 

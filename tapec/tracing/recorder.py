@@ -87,7 +87,8 @@ def _guard_lines(out, args, node):
 
 GUARD = declare(Op(
     name="guard", impl=None, infer=lambda x, expected: ((), np.dtype(bool)),
-    numpy_lines=_guard_lines, differentiable=False))
+    numpy_lines=_guard_lines, differentiable=False,
+    latex="{0}"))                  # the printers pass a guard's value through
 
 
 class TracingTape(GradientTape):

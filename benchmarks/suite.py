@@ -17,17 +17,19 @@ import sys
 import tempfile
 import time
 
-from . import report
+from . import DEFAULT_OUT, report
 from .report import Cell, Results, Row
 from .systems import SYSTEMS, TAPEC
 from .workloads import DESCRIPTIONS, build_cases
 
+_CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
 ALL_SYSTEMS = tuple(s.key for s in SYSTEMS)
 
 
-def run_suite(*, scale=1.0, quick=False, only=None, systems=ALL_SYSTEMS, out="docs",
+def run_suite(*, scale=1.0, quick=False, only=None, systems=ALL_SYSTEMS, out=DEFAULT_OUT,
               plot=True, profile=(), isolate=True, threads=None, log=print,
-              command="tapec bench") -> Results:
+              command="python -m benchmarks") -> Results:
     """Measure the selected workloads; write `benchmarks.md` (and `benchmarks.png` when
     `plot` and matplotlib is installed) under `out` unless `out` is None.
 
@@ -147,20 +149,21 @@ def _run_here(key, scale, quick, only, ids, threads, log) -> dict:
 
 
 def _run_worker(key, scale, quick, only, ids, threads, log) -> dict:
-    """Run `python -m tapec.bench.worker` for one system; echo its progress lines."""
+    """Run `python -m benchmarks.worker` for one system; echo its progress lines."""
     with tempfile.TemporaryDirectory(prefix="tapec-bench-") as folder:
         result = os.path.join(folder, "result.json")
-        argv = [sys.executable, "-m", "tapec.bench.worker", "--system", key,
+        argv = [sys.executable, "-m", "benchmarks.worker", "--system", key,
                 "--scale", repr(scale), "--result", result]
         argv += ["--quick"] if quick else []
         argv += ["--only", ",".join(only)] if only else []
         argv += ["--cases", ",".join(ids)] if ids else []
         env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONUNBUFFERED="1")
+        env["PYTHONPATH"] = _worker_path(env.get("PYTHONPATH", ""))
         if threads:
             env.update(_thread_limits(threads, env.get("XLA_FLAGS", "")))
         other = []
         with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              text=True, env=env, errors="replace") as process:
+                              text=True, env=env, errors="replace", cwd=folder) as process:
             for line in process.stdout:
                 if line.startswith("bench: "):
                     log("  " + line[len("bench: "):].rstrip())
@@ -172,6 +175,15 @@ def _run_worker(key, scale, quick, only, ids, threads, log) -> dict:
     tail = " | ".join(other[-5:])
     return {"error": f"error (worker exited with {process.returncode}: {tail})",
             "problems": [f"{key}: worker exited with {process.returncode}: {tail}"]}
+
+
+def _worker_path(pythonpath: str) -> str:
+    """PYTHONPATH for a worker: the caller's, then the folders holding the tapec this
+    process imported and this benchmarks package. The worker runs in an empty folder, so
+    `python -m` puts no checkout first: it measures the same tapec as this process."""
+    import tapec
+    tapec_parent = os.path.dirname(os.path.dirname(os.path.abspath(tapec.__file__)))
+    return os.pathsep.join(p for p in (pythonpath, tapec_parent, _CHECKOUT) if p)
 
 
 def _thread_limits(threads: int, xla_flags: str) -> dict:

@@ -1,6 +1,6 @@
 """Measure one other system in a process of its own (run by `suite.py`).
 
-    python -m tapec.bench.worker --system jax --scale 1.0 --result out.json [--quick]
+    python -m benchmarks.worker --system jax --scale 1.0 --result out.json [--quick]
 
 Writes {"version": ..., "cells": {case id: [seconds, status, NumPy seconds measured
 interleaved with them]}, "problems": [...]} or
@@ -46,7 +46,7 @@ def measure_system(key, scale=1.0, quick=False, only=None, log=print, ids=None) 
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tapec.bench.worker")
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.worker")
     parser.add_argument("--system", required=True)
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--quick", action="store_true")

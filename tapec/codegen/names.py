@@ -1,0 +1,132 @@
+"""Identifiers in generated code: one `Namer` per generated function or module.
+
+The emitter asks a namer for the name of every value it computes; compiled code uses a
+fresh `Namer`, `tapec.export` one it has seeded with names derived from the user's
+(parameters, constants, `dloss_dx`, `b_tanh_1`). Either way a namer guarantees:
+
+* uniqueness, also against what generated code reads without defining it: keywords,
+  builtins and the globals `compile_function` binds (`np`, `math`, ...);
+* room for an op's helper names. A multi-line template (`numpy_lines`) may derive
+  `<name>_<suffix>` from its value's name (`logsumexp_1_shift`, `fused_2_0`), so such a
+  name is a *stem*: no other name equals `<stem>_...`, and no stem is the start of a
+  name already given out (a parameter named `xent_1_shift` keeps `xent_1` from being
+  a stem);
+* no user text: callers pass names they made identifiers of (`identifier`-style
+  sanitizing is theirs); a value's own name comes from its op's name.
+
+Values are named after their op, numbered per op from 1: `tanh_2`, `sum_1`, `xent_3`.
+"""
+from __future__ import annotations
+
+import builtins
+import keyword
+import re
+
+# Global names generated code reads (bound by `compile_function`); a parameter or value
+# named by user text must never shadow them.
+GENERATED_GLOBALS = frozenset({"np", "math", "numexpr", "tapec_blocked"})
+
+RESERVED = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | \
+    frozenset(dir(builtins)) | GENERATED_GLOBALS
+
+# Shorter spellings of long op names (`xent_3`, not `softmax_cross_entropy_with_logits_3`,
+# which would push lines past a readable width).
+SHORT = {"reduce_sum": "sum", "reduce_max": "max", "reduce_min": "min",
+         "reduce_prod": "prod", "reduce_logsumexp": "logsumexp",
+         "softmax_cross_entropy_with_logits": "xent", "log_abs_determinant": "logabsdet",
+         "matrix_determinant": "det", "determinant_sign": "det_sign",
+         "matrix_inverse": "inv", "matrix_solve": "solve", "matrix_diag": "diag",
+         "matrix_diag_part": "diag_part", "broadcast_to": "broadcast",
+         "read_variable": "read", "custom_gradient_result": "custom"}
+
+
+def op_base(op) -> str:
+    """The stem of the names of `op`'s values: its short name, as an identifier."""
+    base = re.sub(r"[^A-Za-z0-9_]", "_", SHORT.get(op.name, op.name))
+    return base if base[:1].isalpha() else f"value{base}"
+
+
+def has_helpers(op) -> bool:
+    """Whether `op`'s template may derive helper names `<name>_<suffix>` from its value's."""
+    return op.numpy_lines is not None
+
+
+class Namer:
+    """Hands out unique identifiers for one generated function (or module)."""
+
+    def __init__(self, reserved=RESERVED):
+        self._taken = set(reserved)
+        self._stems = set()         # names whose `<name>_...` belongs to a template
+        self._prefixes = set()      # "a" and "a_b" for a taken "a_b_c": never a stem
+        self._counters = {}         # base -> last number given by `numbered`
+        self._next_parameter = {}   # prefix -> next number `parameter` tries
+        self._values = {}           # node -> its name
+
+    # -- the rules --
+
+    def free(self, name: str, stem: bool = False) -> bool:
+        """Whether `name` may be given out (as a stem when `stem`)."""
+        if name in self._taken or self._under_stem(name):
+            return False
+        return not (stem and name in self._prefixes)
+
+    def _under_stem(self, name: str) -> bool:
+        return any(name[:i] in self._stems for i, ch in enumerate(name) if ch == "_")
+
+    def take(self, name: str, stem: bool = False) -> str:
+        """Record `name`, chosen elsewhere (a given parameter name), as used."""
+        self._taken.add(name)
+        self._prefixes.update(name[:i] for i, ch in enumerate(name) if ch == "_")
+        if stem:
+            self._stems.add(name)
+        return name
+
+    # -- names --
+
+    def claim(self, base: str, stem: bool = False) -> str:
+        """`base` if free, else `base_2`, `base_3`, ..."""
+        base = self._outside_stems(base)
+        candidate, k = base, 2
+        while not self.free(candidate, stem):
+            candidate, k = f"{base}_{k}", k + 1
+        return self.take(candidate, stem)
+
+    def numbered(self, base: str, stem: bool = False) -> str:
+        """`base_1`, `base_2`, ...: the next free one for `base`."""
+        base = self._outside_stems(base)
+        k = self._counters.get(base, 0) + 1
+        while not self.free(f"{base}_{k}", stem):
+            k += 1
+        self._counters[base] = k
+        return self.take(f"{base}_{k}", stem)
+
+    def parameter(self, prefix: str) -> str:
+        """`prefix0`, `prefix1`, ...: compiled functions' own parameter names."""
+        k = self._next_parameter.get(prefix, 0)
+        while not self.free(f"{prefix}{k}"):
+            k += 1
+        self._next_parameter[prefix] = k + 1
+        return self.take(f"{prefix}{k}")
+
+    def _outside_stems(self, base: str) -> str:
+        # Every numbered form of a base under a stem is under it too: move the base out.
+        while self._under_stem(base):
+            base = f"v{base}"
+        return base
+
+    # -- values --
+
+    def value(self, node) -> str:
+        """The name of a computed node: given before (`assign`), else after its op."""
+        name = self._values.get(node)
+        if name is None:
+            name = self._values[node] = self.numbered(op_base(node.op), has_helpers(node.op))
+        return name
+
+    def named(self, node) -> bool:
+        return node in self._values
+
+    def assign(self, node, base: str) -> str:
+        """Name `node` `base` (numbered `base_2`... if taken); a name chosen by a caller."""
+        name = self._values[node] = self.claim(base, has_helpers(node.op))
+        return name

@@ -1,0 +1,147 @@
+"""The graph to print: the engine's IR with its placeholder leaves resolved through the tape.
+
+A Variable read becomes the Variable, a value the tape computed becomes the recorded
+expression that computed it (so no forward value is an unexplained symbol), and an input
+the tape never saw computed is recognized by provenance: its array is a named value's
+array, or a transposing view of it (inside a nested gradient, the transpose of an
+unwatched constant is computed unrecorded, and NumPy's transpose is such a view).
+Leaves of the result are `placeholder` nodes whose `leaf` attribute is a tensor id.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...ir.lower import is_structure, lower
+from ...ir.nodes import Node, topological_order
+from ...ops.shape import PLACEHOLDER, READ_VARIABLE, TRANSPOSE
+
+
+def leaf_node(key, shape, dtype):
+    """A placeholder leaf standing for tensor `key`."""
+    return Node(PLACEHOLDER, (), {"leaf": key}, tuple(shape), dtype)
+
+
+class _Lookup:
+    """A recording read by `lower` where a tensor may be missing (None: a leaf)."""
+
+    def __init__(self, records):
+        self.records = records
+
+    def __getitem__(self, key):
+        return self.records.get(key)
+
+
+class PrintableGraph:
+    """Printable copies of IR nodes, built against one tape.
+
+    `leaves` maps the IR's placeholder nodes to tensor ids (from the engine); `user` holds
+    the keys the user named; `known` maps keys of named tensors and of the tape's
+    Variables to their arrays, against which unexplained inputs are matched by provenance.
+    """
+
+    def __init__(self, tape, leaves, user, known):
+        self.records, self.leaves, self.user = tape._graph, leaves, user
+        self.variables, self.tensors, self.known = tape._variables, tape._tensors, known
+        self._nodes, self._ids, self._leaf = {}, {}, {}
+
+    def node(self, root):
+        """The printable copy of IR node `root` (built inputs first, without recursion:
+        graphs can be deeper than Python's stack)."""
+        for n in topological_order([root], is_leaf=lambda n: id(n) in self._nodes):
+            if id(n) in self._nodes:
+                continue
+            if n.op is PLACEHOLDER:
+                key = self.leaves.get(n)
+                found = self.leaf(("anonymous", id(n)), n.shape, n.dtype) if key is None \
+                    else self.from_id(key)
+            else:
+                found = Node(n.op, tuple(self._nodes[id(i)][1] for i in n.inputs), n.attrs,
+                             n.shape, n.dtype)
+            self._nodes[id(n)] = (n, found)      # keeps n alive, so its id stays unique
+        return self._nodes[id(root)][1]
+
+    def from_id(self, key):
+        """The printable node for tensor `key`, expanded through the recording."""
+        pending, stack = set(), [key]
+        while stack:                         # what must be built, without recursion
+            k = stack.pop()
+            if k in pending or k in self._ids:
+                continue
+            pending.add(k)
+            r = self.records.get(k)
+            if self._expanded(k, r):
+                stack.extend(r.inputs)
+        # Tensor ids grow in creation order, so sorted ids are inputs first.
+        lower(_Lookup(self.records), sorted(pending), Node, self._leaf_for, nodes=self._ids)
+        return self._ids[key]
+
+    def _expanded(self, key, r):
+        return r is not None and bool(r.inputs) and r.op is not READ_VARIABLE and \
+            key not in self.user and key not in self.variables
+
+    def _leaf_for(self, key, r):
+        """The leaf printed for tensor `key`, or None when it prints as what computed it."""
+        if r is None or key in self.user or key in self.variables:
+            shape, dtype = (r.shape, r.dtype) if r is not None else ((), np.dtype("f8"))
+            return self.leaf(key, shape, dtype)
+        if r.op is READ_VARIABLE:
+            handle = r.inputs[0]
+            if handle in self.variables or handle in self.user:
+                return self.leaf(handle, r.shape, r.dtype)
+            return self.leaf(key, r.shape, r.dtype)
+        if r.inputs or is_structure(r):
+            return None
+        return self._alias(key, r) or self.leaf(key, r.shape, r.dtype)
+
+    def _alias(self, key, r):
+        """The named value the unexplained input `key` is, or is the transpose of."""
+        tensor = self.tensors.get(key)
+        if r.attrs.get("kind") != "input" or tensor is None or tensor._value is None:
+            return None
+        value = tensor._value
+        for other, known in self.known.items():
+            if other != key and _same_array(value, known):
+                return self.leaf(other, value.shape, r.dtype)
+        for other, known in self.known.items():
+            if other != key and _transposed_view(value, known):
+                return Node(TRANSPOSE, (self.leaf(other, known.shape, r.dtype),),
+                            {"perm": (1, 0)}, tuple(value.shape), r.dtype)
+        return None
+
+    def leaf(self, key, shape, dtype):
+        """The one leaf node for `key` (shared, so a leaf used twice is one node)."""
+        found = self._leaf.get(key)
+        if found is None:
+            found = self._leaf[key] = leaf_node(key, shape, dtype)
+        return found
+
+
+def _memory(a):
+    """(address of the first element, dtype) of an array: which memory it reads."""
+    return a.__array_interface__["data"][0], a.dtype
+
+
+def _same_array(value, known) -> bool:
+    """`value` is `known` or a view of exactly its elements in the same order."""
+    if value is known:
+        return True
+    return isinstance(known, np.ndarray) and value.shape == known.shape and \
+        value.strides == known.strides and _memory(value) == _memory(known)
+
+
+def _transposed_view(value, known) -> bool:
+    """`value` reads the memory of the matrix `known` with its two axes swapped: it is
+    `known.T` by construction, not by coincidence of values."""
+    return isinstance(known, np.ndarray) and value.ndim == 2 and known.ndim == 2 and \
+        value.shape == known.shape[::-1] and value.strides == known.strides[::-1] and \
+        _memory(value) == _memory(known)
+
+
+def leaves_of(roots):
+    """(key, shape) of every leaf below `roots`, in order of first appearance."""
+    seen, result = set(), []
+    for n in topological_order([r for r in roots if r is not None]):
+        if n.op is PLACEHOLDER and "leaf" in n.attrs and n.attrs["leaf"] not in seen:
+            seen.add(n.attrs["leaf"])
+            result.append((n.attrs["leaf"], n.shape))
+    return result

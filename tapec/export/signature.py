@@ -1,0 +1,176 @@
+"""What an exported module accepts and says about itself.
+
+Each exported function first checks its arguments against the traced signature
+(`checks`: shapes and dtypes, and the values of Python numbers, which were fixed when
+tracing) through helpers written into the module only when used (`HELPERS`). The
+module docstring (`docstring`) lists the functions, the signature, the formulas in
+LaTeX, the specialized branches and the embedded values; user text enters it only
+through `display` and `doc_safe`.
+"""
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+
+from ..ir.nodes import topological_order
+from ..tensor import Tensor, Variable
+from .layout import WIDTH, ExportError, display, doc_safe
+
+
+def checks(module) -> list:
+    """Argument checks: the traced shapes and dtypes, and Python numbers' values. Each
+    check asks `module.need` for the helper it calls."""
+    lines = []
+    for param, arg in zip(module.params, module.args):
+        if is_python_number(arg):
+            module.need("_fixed")
+            lines.append(f"    _fixed({param!r}, {param}, {number_source(arg)})")
+        else:
+            module.need("_checked")
+            lines.append(f"    {param} = _checked({param!r}, {param}, {arg_shape(arg)}, "
+                         f"{np.dtype(arg_dtype(arg)).name!r})")
+    return lines
+
+
+def docstring(module) -> str:
+    """The module docstring (raw, without its quotes): functions, signature, formulas,
+    specialized branches, embedded values and what the module needs."""
+    low, f = module.low, module.fname
+    wrt = ", ".join(module.params[k] for k in module.argnums)
+    parts = [f"{f} and its derivatives, exported from a recording of {f} as plain NumPy.",
+             "", "Functions (each computes what it returns from its arguments alone):"]
+    call = f"({', '.join(module.params)})"
+    for kind, fn_name in module.functions.items():
+        if kind == "value" or kind in module.kinds or \
+                (kind == "value_and_grad" and "grad" in module.kinds):
+            parts.append(f"    {fn_name}{call}")
+    if len(module.argnums) and len(module.kinds) > 1:
+        parts.append(f"Derivatives are taken with respect to {wrt}.")
+    parts += ["", "Input signature (other shapes or dtypes raise ValueError):"]
+    for param, arg in zip(module.params, module.args):
+        if is_python_number(arg):
+            parts.append(f"    {param}: the Python {type(arg).__name__} "
+                         f"{number_source(arg)} (fixed when exported)")
+        else:
+            parts.append(f"    {param}: {np.dtype(arg_dtype(arg)).name} array of shape "
+                         f"{arg_shape(arg)}")
+    parts += ["", "Formulas (LaTeX):"]
+    parts += _formulas(module)
+    if low.guards:
+        parts += ["", *textwrap.wrap(
+            f"Control flow: {len(low.guards)} Python branch decision(s) were specialized "
+            "on the example inputs; an input that would take another branch raises "
+            "ValueError('input outside the traced branch: ...').", WIDTH - 4)]
+    if module.constants:
+        parts += ["", *textwrap.wrap(
+            "Embedded values: the arrays below are what the function read when it was "
+            "exported (Variables included: later assignments are not seen).", WIDTH - 4)]
+        for name in module.constants:
+            what, value = module.constant_info[name]
+            parts.append(f"    {name}: {what}, {value.dtype.name} {value.shape}")
+    needs = "NumPy and the standard library's math (for erf)" if any(
+        n.op.name == "erf" for n in topological_order(
+            [n for nodes, _ in module.kinds.values() for n in nodes])) else "NumPy only"
+    parts += ["", f"Requires {needs}."]
+    return doc_safe("\n".join(parts)) + "\n"
+
+
+def _formulas(module) -> list:
+    """LaTeX of the value and of its derivative, from tapec.export.latex when it
+    can print this recording; a note saying so when it cannot."""
+    low = module.low
+    pairs = [(t, p) for t, p in zip(low.traced, module.params) if isinstance(t, Tensor)]
+    for node, name in module.leaf_names.items():
+        kind, k = low.feeds[node]
+        if kind == "variable":
+            pairs.append((low.variables[k], name))
+        elif kind == "captured" and low.captured_ids[k] in low.tape._tensors:
+            pairs.append((low.tape._tensors[low.captured_ids[k]], name))
+    formulas = []
+    try:
+        from .latex import tape_latex
+        for t, name in zip(low.flat, module.output_names["value"]):
+            formulas.append((f"{name} =", tape_latex(low.tape, t, None,
+                                                     pairs + [(t, name)])))
+        if "grad" in module.kinds or "jacobian" in module.kinds:
+            sources = [low.traced[k] for k in module.argnums]
+            label = "gradient:" if "grad" in module.kinds else "jacobian:"
+            for t, name in zip(low.flat, module.output_names["value"]):
+                formulas.append((label, tape_latex(low.tape, t, sources,
+                                                   pairs + [(t, name)])))
+    except Exception as error:  # noqa: BLE001  (a formula is documentation only)
+        return [(f"    (no formula: the LaTeX printer failed with "
+                 f"{display(type(error).__name__)})")]
+    lines = []
+    for label, tex in formulas:
+        lines.append(f"    {label}")
+        lines += textwrap.wrap(tex, WIDTH - 8, initial_indent="        ",
+                               subsequent_indent="        ", break_long_words=False,
+                               break_on_hyphens=False)
+    return lines
+
+
+def is_python_number(arg) -> bool:
+    """A Python number argument (part of the traced signature), not a NumPy scalar (which
+    is a 0-d array argument, although np.float64 subclasses float)."""
+    return isinstance(arg, (bool, int, float, complex)) and not isinstance(arg, np.generic)
+
+
+def arg_dtype(arg):
+    if isinstance(arg, Variable):
+        return arg._value.dtype
+    if isinstance(arg, Tensor):
+        return arg._dtype
+    return np.asarray(arg).dtype
+
+
+def arg_shape(arg) -> tuple:
+    if isinstance(arg, Variable):
+        return tuple(arg._value.shape)
+    if isinstance(arg, Tensor):
+        return tuple(arg._shape)
+    # np.asarray, not np.shape: an ndarray subclass may override `shape` with objects
+    # whose repr is code (the shape is printed into the module).
+    return tuple(int(d) for d in np.asarray(arg).shape)
+
+
+# Helpers the functions call, written into the module only when used. Their names start
+# with `_`, which no name derived from the user's can (`naming.identifier` strips it).
+HELPERS = {
+    "_checked": r'''
+def _checked(name, value, shape, dtype):
+    """`value` as an array, if it has the shape and dtype this module was exported for."""
+    array = np.asarray(value)
+    if array.shape != shape or array.dtype != dtype:
+        raise ValueError(f"argument {name}: expected shape {shape} dtype {dtype} (the exported "
+                         f"signature), got shape {array.shape} dtype {array.dtype}")
+    return array
+'''.strip().splitlines(),
+    "_fixed": r'''
+def _fixed(name, value, exported):
+    """A Python-number argument was fixed when exporting: any other value is another function."""
+    if value != exported:
+        raise ValueError(f"argument {name}: the module was exported for {name} = {exported!r}, "
+                         f"got {value!r}")
+'''.strip().splitlines(),
+}
+
+
+def number_source(value) -> str:
+    """A Python number as Python source that evaluates to it exactly (repr is exact for
+    floats; inf and nan have no literal). The value is first made a plain bool, int,
+    float or complex through the builtin types' own slots: an example argument may be a
+    subclass whose `__repr__` (or `real`) returns code."""
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    if isinstance(value, int):
+        return int.__repr__(int.real.__get__(value))
+    if isinstance(value, complex):
+        real, imag = complex.real.__get__(value), complex.imag.__get__(value)
+        return f"complex({number_source(real)}, {number_source(imag)})"
+    if isinstance(value, float):
+        value = float.real.__get__(value)
+        return float.__repr__(value) if np.isfinite(value) else f"float({str(value)!r})"
+    raise ExportError(f"tapec.export: expected a Python number, got a "
+                      f"{display(type(value).__name__)}")

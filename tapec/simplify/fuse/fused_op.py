@@ -1,0 +1,100 @@
+"""The `fused` op: one node computing a program over its inputs.
+
+Its attributes are the result's `shape` and `dtype`, the program (`code`, `result`; see
+`program.py`), whether it is the `exact` form, and `expr`, the SymPy text of a simplified
+form. Code generation prints the program for numexpr where that pays
+(`numexpr_printer.py`), as a kernel evaluated block by block where the node is large and
+compute-bound (`codegen/blocks.py`), else as whole-array NumPy statements
+(`numpy_printer.py`). `fused_expression(node)` gives printers its SymPy form.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...codegen import blocks
+from ...ops import sympy_rules
+from ...ops.registry import REGISTRY, Op, declare
+from .numexpr_printer import print_numexpr, use_numexpr
+from .numpy_printer import NumpyStyle, finish, print_program
+from .program import ARITHMETIC, program_cost, used_inputs
+
+
+def _infer(**attrs):
+    return tuple(attrs["shape"]), np.dtype(attrs["dtype"])
+
+
+def _numpy_lines(out, args, node):
+    """Statements computing the fused program into `out` from the argument names."""
+    attrs = node.attrs
+    program = (attrs["code"], attrs["result"])
+    shapes = [i.shape for i in node.inputs]
+    lines = None
+    if use_numexpr(program, node.shape, node.dtype):
+        lines = print_numexpr(program, args, out, node.dtype)
+    if lines is None:
+        lines = _blocked_lines(program, args, out, shapes, node)
+    if lines is None:
+        lines = print_program(program, NumpyStyle(args), out)
+    return finish(lines, program, out, shapes, node.shape, node.dtype)
+
+
+def _blocked_lines(program, args, out, shapes, node):
+    """A nested kernel evaluated block by block (codegen/blocks.py), or None when the
+    node is too small or nothing to slice spans its first axis."""
+    used = sorted(used_inputs(program))
+    sliced = blocks.eligible(node.shape, [shapes[k] for k in used])
+    if sliced is None or len(program[0]) < 2:
+        return None
+    if program_cost(program, shapes) < blocks.MIN_COST_PER_ELEMENT * math.prod(node.shape):
+        return None     # memory-bound (a few adds and products per element): a whole-array
+        #                 pass writes its result in place, blocks would copy it once more
+    params = [f"a{k}" for k in range(len(args))]
+    kernel = print_program(program, NumpyStyle(params), "r")
+    operands = ", ".join(args[k] for k in used) + ("," if len(used) == 1 else "")
+    return [f"def {out}_kernel({', '.join(params[k] for k in used)}):",
+            *(f"    {line}" for line in kernel),
+            "    return r",
+            f"{out} = tapec_blocked({out}_kernel, ({operands}), {sliced}, "
+            f"{tuple(node.shape)}, np.{np.dtype(node.dtype).name})"]
+
+
+FUSED = declare(Op(
+    name="fused", impl=None, infer=_infer, numpy_lines=_numpy_lines,
+    differentiable=False, fusion=True,
+    latex=r"\operatorname{{fused}}\left({0}, \ldots\right)"))
+
+
+def fused_expression(node, inputs=None):
+    """The SymPy expression a `fused` node computes, for printers (LaTeX, exporters).
+
+    `inputs` are SymPy expressions for the node's inputs (default symbols a0, a1, ...).
+    Each instruction is its op's own SymPy expression (`tanh(a0)`, `log(a0 + 1)` for
+    log1p), or, for a call of an op without one, an undefined function named after the
+    op. SymPy evaluates the arithmetic, so the result may be ordered differently from
+    the code.
+    """
+    sp = sympy_rules.sympy()
+    if inputs is None:
+        inputs = sp.symbols(f"a0:{len(node.inputs)}") if node.inputs else ()
+    code, result = node.attrs["code"], node.attrs["result"]
+    values = []
+
+    def get(o):
+        if o[0] == "in":
+            return inputs[o[1]]
+        if o[0] == "v":
+            return values[o[1]]
+        value = eval(o[1], {"np": np, "__builtins__": {}})    # our own literal text
+        return sympy_rules.to_sympy_number(value.item() if hasattr(value, "item") else value)
+
+    for opcode, operands, call in code:
+        args = [get(o) for o in operands]
+        if opcode != "call":
+            values.append(ARITHMETIC[opcode].sympy(*args))
+            continue
+        op = REGISTRY.get(call.name)
+        fn = op.sympy if op is not None else None
+        values.append(fn(*args) if fn is not None else sp.Function(call.name)(*args))
+    return get(result)
