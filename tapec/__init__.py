@@ -12,8 +12,8 @@ generates NumPy code, and caches the compiled function by the graph's structure.
 """
 from ._version import __version__
 
-from . import numpy_api, random  # noqa: E402,F401  (numpy_api: NumPy calls on tensors)
-from .codegen.cache import CACHE as _CACHE  # noqa: E402
+from . import nest, numpy_api, ops, random  # noqa: E402,F401  (numpy_api: NumPy calls on tensors)
+from .codegen.cache import CACHE as _CACHE, CacheInfo as _CacheInfo  # noqa: E402
 from .dtypes import (DType, as_dtype, bool_ as bool, complex64, complex128,  # noqa: E402,A004
                      float16, float32, float64, int8, int16, int32, int64, uint8)
 from .custom import custom_gradient  # noqa: E402
@@ -34,24 +34,24 @@ from .tensor import (Tensor, TensorShape, Variable, constant, convert_to_tensor,
                      is_tensor)
 
 
-def cache_info():
+def cache_info() -> _CacheInfo:
     """Compile-cache statistics: CacheInfo(hits, misses, size, maxsize)."""
     return _CACHE.info()
 
 
-def clear_cache():
+def clear_cache() -> None:
     """Drop every compiled function (and tapec.function traces); reset the statistics."""
     from .function import clear_traces
     _CACHE.clear()
     clear_traces()
 
 
-def set_cache_size(maxsize: int):
+def set_cache_size(maxsize: int) -> None:
     """Bound the number of compiled functions kept (least recently used are dropped)."""
     _CACHE.resize(maxsize)
 
 
-def generated_source(gradient) -> str:
+def generated_source(gradient: Tensor) -> str:
     """The NumPy source that computed `gradient`, a tensor returned by a tape."""
     if not isinstance(gradient, Tensor):
         raise TypeError(f"generated_source: expected a Tensor returned by a tape, got "
@@ -61,3 +61,20 @@ def generated_source(gradient) -> str:
                          "(it was not returned by gradient(), or an enclosing tape recorded "
                          "its computation op by op)")
     return gradient._origin.source
+
+
+# The public names: what is defined or imported above by name, and the ops modules' own
+# lists (imported with *), so `from tapec import *` and tools see one API.
+__all__ = [
+    "DType", "as_dtype", "bool", "complex64", "complex128", "float16", "float32", "float64",
+    "int8", "int16", "int32", "int64", "uint8",
+    "Tensor", "TensorShape", "Variable", "constant", "convert_to_tensor", "is_tensor",
+    "GradientTape", "UnconnectedGradients", "custom_gradient",
+    "Function", "function", "record", "grad", "value_and_grad", "jacobian", "hessian",
+    "TensorSpec", "export",
+    "set_simplify", "simplify_mode", "num_threads", "set_num_threads",
+    "cache_info", "clear_cache", "set_cache_size", "generated_source",
+    "linalg", "math", "nn", "random", "nest",
+    *ops.elementwise.__all__, *ops.linalg.__all__, *ops.nn.__all__, *ops.reduce.__all__,
+    *ops.shape.__all__, *ops.indexing.__all__,
+]

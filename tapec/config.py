@@ -14,6 +14,10 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+from collections.abc import Iterator
+
+__all__ = ["MODES", "set_simplify", "simplify_mode", "simplify_setting", "num_threads",
+           "set_num_threads"]
 
 MODES = ("off", "fast", "full")
 _lock = threading.Lock()
@@ -21,10 +25,11 @@ _simplify = "full"
 
 
 def simplify_setting() -> str:
+    """The simplification mode newly compiled derivatives get."""
     return _simplify
 
 
-def set_simplify(mode: str):
+def set_simplify(mode: str) -> None:
     """Choose the simplification applied to newly compiled derivatives."""
     global _simplify
     if mode not in MODES:
@@ -34,7 +39,7 @@ def set_simplify(mode: str):
 
 
 @contextlib.contextmanager
-def simplify_mode(mode: str):
+def simplify_mode(mode: str) -> Iterator[None]:
     """Use `mode` inside the block, then restore the previous setting."""
     previous = _simplify
     set_simplify(mode)
@@ -71,7 +76,7 @@ def num_threads() -> int:
     return _threads
 
 
-def set_num_threads(n: int):
+def set_num_threads(n: int) -> None:
     """Use `n` threads (1: the calling thread only) for large fused kernels, numexpr's
     included (set on numexpr when compiled code next calls it)."""
     global _threads

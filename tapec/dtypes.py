@@ -6,7 +6,12 @@ all hold. Tensors store NumPy dtypes internally; `DType` is the public face.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+
+__all__ = ["DType", "as_dtype", "as_numpy_dtype", "float16", "float32", "float64", "int8",
+           "int16", "int32", "int64", "uint8", "bool_", "complex64", "complex128"]
 
 
 class DType:
@@ -14,7 +19,7 @@ class DType:
 
     __slots__ = ("_np",)
 
-    def __init__(self, np_dtype):
+    def __init__(self, np_dtype: Any) -> None:
         self._np = np.dtype(np_dtype)
 
     @property
@@ -22,7 +27,7 @@ class DType:
         return self._np.name
 
     @property
-    def as_numpy_dtype(self):
+    def as_numpy_dtype(self) -> type[np.generic]:
         return self._np.type
 
     @property
@@ -46,13 +51,13 @@ class DType:
         """Only real and complex floating dtypes carry gradients (as in TensorFlow)."""
         return self._np.kind in "fc"
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         try:
             return self._np == as_numpy_dtype(other)
         except TypeError:
             return NotImplemented
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(self._np)
 
     def __repr__(self):
@@ -78,7 +83,7 @@ _BY_NUMPY = {d._np: d for d in (float16, float32, float64, int8, int16, int32, i
                                 bool_, complex64, complex128)}
 
 
-def as_numpy_dtype(dtype) -> np.dtype:
+def as_numpy_dtype(dtype: Any) -> np.dtype:
     """The NumPy dtype for a DType, NumPy dtype, scalar type or name; TypeError otherwise."""
     if isinstance(dtype, DType):
         return dtype._np
@@ -97,7 +102,7 @@ def as_numpy_dtype(dtype) -> np.dtype:
     return result
 
 
-def as_dtype(dtype) -> DType:
+def as_dtype(dtype: Any) -> DType:
     """The public DType for anything `as_numpy_dtype` accepts."""
     np_dtype = as_numpy_dtype(dtype)
     found = _BY_NUMPY.get(np_dtype)

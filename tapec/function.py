@@ -29,6 +29,8 @@ import collections
 import functools
 import logging
 import weakref
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -37,7 +39,11 @@ from .tracing.calls import Call, parameter_names
 from .tracing.program import GUARD_DIFFERS, Lowered, Program, lower_trace
 from .tensor import Tensor, Variable, _to_array
 from .tracing.tensor_spec import TensorSpec, check_signature
+from .tracing import polymorphic
 from .tracing.recorder import TracingTape
+
+__all__ = ["Function", "function", "record", "grad", "value_and_grad", "jacobian", "hessian",
+           "clear_traces"]
 
 log = logging.getLogger("tapec")
 
@@ -48,10 +54,11 @@ _FREQUENT_TRACING = 5               # traces among the last _TRACING_WINDOW call
 _TRACING_WINDOW = 10
 
 
-def clear_traces():
+def clear_traces() -> None:
     """Forget every recorded function's traces (`tapec.clear_cache` calls this)."""
     for f in list(_FUNCTIONS):
         f._traces.clear()
+        f._generic.clear()
 
 
 def _recording_tapes() -> bool:
@@ -67,8 +74,9 @@ class Function:
     are accepted for compatibility (tapec always compiles; shapes are specialized per
     trace, see docs/functions.md)."""
 
-    def __init__(self, fn, kind="value", argnums=0, input_signature=None, name=None,
-                 jit_compile=None, reduce_retracing=False):
+    def __init__(self, fn: Callable, kind: str = "value", argnums: int | Sequence[int] = 0,
+                 input_signature: Sequence[TensorSpec] | None = None, name: str | None = None,
+                 jit_compile: bool | None = None, reduce_retracing: bool = False) -> None:
         if not callable(fn):
             raise TypeError(f"tapec.function: expected a callable, got {type(fn).__name__}")
         if kind not in _KINDS:
@@ -84,6 +92,11 @@ class Function:
             _signature_specs(input_signature)
         self._jit_compile, self._reduce_retracing = jit_compile, bool(reduce_retracing)
         self._traces = {}            # signature -> [Program], newest last
+        # input_signature None dimensions: (leaf, axis) each, and per simplify setting the
+        # one Trace that serves every size (False where the program is not generic)
+        self._none_dims = [] if self._input_signature is None else \
+            polymorphic.none_dimensions(self._input_signature)
+        self._generic = {}
         self._bound = weakref.WeakKeyDictionary()     # instance -> Function of a method
         self._recent = collections.deque(maxlen=_TRACING_WINDOW)
         self._warned_retracing = False
@@ -96,7 +109,7 @@ class Function:
             self.__name__ = str(name)
 
     # --- TensorFlow's tf.function surface ----------------------------------------------
-    def __get__(self, instance, owner=None):
+    def __get__(self, instance: Any, owner: type | None = None) -> Function:
         """A method: one Function per instance, with the instance bound (as TensorFlow)."""
         if instance is None:
             return self
@@ -116,7 +129,7 @@ class Function:
         return bound
 
     @property
-    def input_signature(self):
+    def input_signature(self) -> list[TensorSpec] | None:
         return self._input_signature
 
     def experimental_get_tracing_count(self) -> int:
@@ -124,11 +137,11 @@ class Function:
         return self.trace_count
 
     @property
-    def python_function(self):
+    def python_function(self) -> Callable:
         return self._fn
 
     # --- calling -----------------------------------------------------------------------
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self._input_signature is not None:
             args = check_signature(self._input_signature, args, kwargs, self.__name__)
         call = Call(args, kwargs, self._parameters)
@@ -136,6 +149,12 @@ class Function:
         # Under a recording tape a program runs through the public ops (so the tape
         # records it); otherwise its compiled function replays.
         interpreted = _recording_tapes()
+        generic = self._generic.get(signature[0]) if self._none_dims else None
+        if generic and not interpreted:
+            result = generic.run(call.leaves)
+            if result is not GUARD_DIFFERS:
+                self._recent.append(False)
+                return result
         for program in self._traces.get(signature, ()):
             result = _run(program, call, interpreted)
             if result is not GUARD_DIFFERS:
@@ -147,6 +166,9 @@ class Function:
         del programs[:-_TRACES_PER_SIGNATURE]
         self._note_trace()
         result = _run(program, call, interpreted)
+        if self._none_dims and not interpreted and result is not GUARD_DIFFERS and \
+                signature[0] not in self._generic:
+            self._generic[signature[0]] = self._generalized(call, program) or False
         if result is GUARD_DIFFERS:
             if interpreted:            # a fresh trace of eager ops cannot disagree with itself
                 raise AssertionError("tapec.function: a fresh trace failed its own guards")
@@ -186,11 +208,39 @@ class Function:
                 "docs/functions.md.", sum(self._recent), len(self._recent),
                 getattr(self._fn, "__qualname__", repr(self._fn)))
 
-    def source(self, *args, **kwargs) -> str:
+    def source(self, *args: Any, **kwargs: Any) -> str:
         """The generated source for the signature of `args` (tracing if needed)."""
         self(*args, **kwargs)
         call = Call(args, kwargs, self._parameters)
         return self._traces[(config.simplify_setting(),) + call.key()][-1].compiled().source
+
+    def _generalized(self, call, program):
+        """The Trace that serves every size of the None dimensions, from this call's
+        program and two probe traces (tracing/polymorphic.py), or None."""
+        sizes = polymorphic.sizes_of(call.leaves, self._none_dims)
+        if min(sizes.values()) < 2:            # sizes 0 and 1 change what broadcasts
+            return None
+        traces, size_maps = [program.compiled()], [{n: n for n in sizes.values()}]
+        count = self.trace_count
+        try:
+            for probe in polymorphic.probe_sizes(sizes):
+                leaves = polymorphic.resized(call.leaves, sizes, probe)
+                args, kwargs = call.rebuild(leaves)
+                probe_call = Call(args, kwargs, self._parameters)
+                traces.append(self._trace(probe_call).compiled())
+                size_maps.append(probe)
+        except Exception:                      # noqa: BLE001 - a probe the function rejects
+            log.debug("tapec.function: %s traced at probe sizes raised; its trace stays "
+                      "specialized", getattr(self._fn, "__qualname__", self._fn),
+                      exc_info=True)
+            return None
+        finally:
+            self.trace_count = count           # probes are not traces of the caller's
+        generic = polymorphic.generalize(traces, size_maps, self._none_dims, sizes)
+        if generic is None:    # the call's own size may print differently (a power of two)
+            generic = polymorphic.generalize(traces[1:], size_maps[1:], self._none_dims,
+                                             sizes)
+        return generic
 
     def _trace(self, call) -> Program:
         tape, traced, result = self._record(call)
@@ -223,6 +273,10 @@ class Function:
                     elif isinstance(a, (Tensor, Variable, np.ndarray, np.generic)) or (
                             k in differentiated and isinstance(a, (float, complex))):
                         t = Tensor._eager(_to_array(a, None, "tapec.function"))
+                        if self._none_dims:
+                            t._static_shape = tuple(
+                                None if (k, axis) in self._none_dims else d
+                                for axis, d in enumerate(t._shape))
                         tape.watch_argument(t)
                         traced.append(t)
                     else:
@@ -264,11 +318,13 @@ def _is_int(value) -> bool:
 
 # --- public constructors ---------------------------------------------------------------
 
-def function(func=None, input_signature=None, autograph=True, jit_compile=None,
-             reduce_retracing=False, experimental_implements=None,
-             experimental_autograph_options=None, experimental_attributes=None,
-             experimental_relax_shapes=None, experimental_compile=None,
-             experimental_follow_type_hints=None, name=None):
+def function(func: Callable | None = None,
+             input_signature: Sequence[TensorSpec] | None = None, autograph: bool = True,
+             jit_compile: bool | None = None, reduce_retracing: bool = False,
+             experimental_implements: Any = None, experimental_autograph_options: Any = None,
+             experimental_attributes: Any = None, experimental_relax_shapes: Any = None,
+             experimental_compile: Any = None, experimental_follow_type_hints: Any = None,
+             name: str | None = None) -> Function | Callable[[Callable], Function]:
     """Trace `func` once per input signature and replay compiled code (TensorFlow's
     `tf.function`; usable as `@function` or `@function(input_signature=...)`).
 
@@ -282,29 +338,29 @@ def function(func=None, input_signature=None, autograph=True, jit_compile=None,
     return decorate if func is None else decorate(func)
 
 
-def record(fn, *example_args) -> Function:
+def record(fn: Callable, *example_args: Any) -> Function:
     """A `tapec.function` of `fn`, traced now on `example_args`."""
     f = fn if isinstance(fn, Function) and fn._kind == "value" else Function(fn, "value")
     f(*example_args)
     return f
 
 
-def grad(f, argnums=0) -> Function:
+def grad(f: Callable, argnums: int | Sequence[int] = 0) -> Function:
     """The gradient of scalar-valued `f` with respect to argument(s) `argnums`."""
     return Function(_plain(f), "grad", argnums)
 
 
-def value_and_grad(f, argnums=0) -> Function:
+def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0) -> Function:
     """`f`'s value and gradient, computed by one compiled function."""
     return Function(_plain(f), "value_and_grad", argnums)
 
 
-def jacobian(f, argnums=0) -> Function:
+def jacobian(f: Callable, argnums: int | Sequence[int] = 0) -> Function:
     """The jacobian of `f`: shape output.shape + argument.shape, one vectorized pass."""
     return Function(_plain(f), "jacobian", argnums)
 
 
-def hessian(f, argnums=0) -> Function:
+def hessian(f: Callable, argnums: int | Sequence[int] = 0) -> Function:
     """The Hessian of scalar-valued `f` (the jacobian of its gradient)."""
     return Function(_plain(f), "hessian", argnums)
 

@@ -5,12 +5,17 @@ its gradient line up element for element.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["flatten", "pack_sequence_as", "is_nested"]
+
 
 def _is_sequence(x) -> bool:
     return isinstance(x, (list, tuple, dict))
 
 
-def flatten(structure) -> list:
+def flatten(structure: Any) -> list:
     """The leaves of `structure` in a fixed order; a non-sequence is its own only leaf."""
     if not isinstance(structure, (list, tuple, dict)):
         return [structure]
@@ -21,7 +26,7 @@ def flatten(structure) -> list:
     return [structure]
 
 
-def pack_sequence_as(structure, flat_leaves):
+def pack_sequence_as(structure: Any, flat_leaves: Sequence[Any]) -> Any:
     """Rebuild `structure` with its leaves replaced, in order, by `flat_leaves`."""
     if not isinstance(structure, (list, tuple, dict)):
         return flat_leaves[0]
@@ -39,5 +44,6 @@ def pack_sequence_as(structure, flat_leaves):
     return build(structure)
 
 
-def is_nested(structure) -> bool:
+def is_nested(structure: Any) -> bool:
+    """Whether `structure` is a list, tuple or dict (which `flatten` descends into)."""
     return _is_sequence(structure)

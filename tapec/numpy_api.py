@@ -10,9 +10,14 @@ TypeError naming it; a gradient is never silently dropped.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
-from .tensor import Tensor, Variable, _Operators
+from .tensor import Tensor, Variable, _Operators, is_recorded
+
+__all__ = ["UFUNCS", "HANDLERS", "array_ufunc", "array_function", "handles"]
 
 
 def _tapec():
@@ -50,12 +55,49 @@ def _ufunc_name(ufunc) -> str:
     return f"numpy.{getattr(ufunc, '__name__', ufunc)}"
 
 
-def array_ufunc(ufunc, method, inputs, kwargs):
+def _tensors_in(value):
+    """The tensors and variables in a NumPy call's arguments (lists, tuples, dicts)."""
+    if _is_tensor(value):
+        yield value
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _tensors_in(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _tensors_in(v)
+
+
+def _values_of(value):
+    """The arguments with every tensor replaced by its array (read without recording)."""
+    if _is_tensor(value):
+        return value._value
+    if isinstance(value, list):
+        return [_values_of(v) for v in value]
+    if type(value) is tuple:
+        return tuple(_values_of(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _values_of(v) for k, v in value.items()}
+    return value
+
+
+def _as_numpy(what, call, args, kwargs):
+    """A NumPy callable tapec does not differentiate: on tensors that no tape records it
+    is NumPy's own, computed on their arrays (its result is NumPy's); on a recorded
+    tensor it would cut the gradient (or, in a trace, bake in the value), so it raises."""
+    recorded = [t for t in _tensors_in((args, kwargs)) if is_recorded(t)]
+    if recorded:
+        raise TypeError(f"{what} is not supported on tapec tensors a tape is recording (its "
+                        "result would have no gradient); use a supported NumPy function or "
+                        "a tapec op, or compute it outside the tape")
+    return call(*_values_of(args), **_values_of(kwargs))
+
+
+def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
+    """`Tensor.__array_ufunc__`: the tapec op for `ufunc`, or NumPy on the values."""
     name = UFUNCS.get(ufunc)
     if method != "__call__" or name is None:
         what = _ufunc_name(ufunc) + ("" if method == "__call__" else f".{method}")
-        raise TypeError(f"{what} is not supported on tapec tensors (it would drop the "
-                        "gradient); use a supported NumPy function or a tapec op")
+        return _as_numpy(what, getattr(ufunc, method), inputs, kwargs)
     if kwargs.get("out") is not None:
         raise TypeError(f"{_ufunc_name(ufunc)}: out= cannot write into a tapec tensor "
                         "(tensors are immutable)")
@@ -109,7 +151,8 @@ def _promote(ufunc, operands, dtype=None):
 HANDLERS = {}
 
 
-def handles(*functions):
+def handles(*functions: Callable) -> Callable[[Callable], Callable]:
+    """Register the decorated handler for the NumPy `functions` (`__array_function__`)."""
     def register(handler):
         for f in functions:
             HANDLERS[f] = handler
@@ -117,11 +160,16 @@ def handles(*functions):
     return register
 
 
-def array_function(func, args, kwargs):
+def _function_name(func) -> str:
+    module = getattr(func, "__module__", None) or "numpy"
+    return f"{module}.{func.__name__}"      # numpy.linalg.svd, not numpy.svd
+
+
+def array_function(func: Callable, args: tuple, kwargs: dict) -> Any:
+    """`Tensor.__array_function__`: the handler registered for `func`, or NumPy."""
     handler = HANDLERS.get(func)
     if handler is None:
-        raise TypeError(f"numpy.{func.__name__} is not supported on tapec tensors (it would "
-                        "drop the gradient); use a supported NumPy function or a tapec op")
+        return _as_numpy(_function_name(func), func, args, kwargs)
     return handler(*args, **kwargs)
 
 
@@ -152,6 +200,8 @@ def _reduction(tapec_name, numpy_name):
         a = _as_tensor(a)
         if dtype is not None:
             a = _tapec().cast(a, dtype)
+        elif a._dtype.kind == "b" and numpy_name in ("sum", "prod"):
+            a = _tapec().cast(a, np.int64)        # NumPy counts booleans in int64
         elif numpy_name == "mean" and a._dtype.kind in "iub":
             a = _tapec().cast(a, np.float64)      # NumPy's mean of integers is float64
         return getattr(_tapec(), tapec_name)(a, axis=axis, keepdims=keepdims)
@@ -182,6 +232,8 @@ def _dot(a, b, out=None):
 @handles(np.inner)
 def _inner(a, b):
     a, b = _common([a, b])
+    if np.ndim(a) == 0 or np.ndim(b) == 0:       # NumPy: the inner product with a scalar
+        return _tapec().multiply(a, b)
     return _tapec().tensordot(a, b, axes=([-1], [-1]))
 
 
@@ -349,7 +401,11 @@ def _slogdet(a):
 
 @handles(np.linalg.solve)
 def _solve(a, b):
-    return _tapec().linalg.solve(*_common([a, b]))
+    a, b = _common([a, b])
+    tapec = _tapec()
+    if np.ndim(b) == 1:                          # NumPy 2: a 1-d b is one right-hand side
+        return tapec.reshape(tapec.linalg.solve(a, tapec.reshape(b, (-1, 1))), (-1,))
+    return tapec.linalg.solve(a, b)
 
 
 @handles(np.argmax)

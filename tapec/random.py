@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from .tensor import Tensor, _dtype_arg
+
+__all__ = ["set_seed", "normal", "uniform"]
 
 _lock = threading.Lock()
 _global_seed = None
@@ -28,7 +32,7 @@ def _seed(seed, what):
     return None if seed is None else int(seed)
 
 
-def set_seed(seed):
+def set_seed(seed: int | None) -> None:
     """Set the global random seed and restart all random sequences."""
     global _global_seed
     seed = _seed(seed, "set_seed")
@@ -98,7 +102,8 @@ def _tensor(array, dtype):
     return Tensor._eager(array)
 
 
-def normal(shape, mean=0.0, stddev=1.0, dtype="float32", seed=None, name=None):
+def normal(shape: int | Sequence[int], mean: float = 0.0, stddev: float = 1.0,
+           dtype: Any = "float32", seed: int | None = None, name: str | None = None) -> Tensor:
     """Samples from a normal distribution. A NaN or infinite mean or stddev gives NaN or
     infinite samples, as NumPy; a negative stddev raises ValueError."""
     what = "random.normal"
@@ -111,7 +116,8 @@ def normal(shape, mean=0.0, stddev=1.0, dtype="float32", seed=None, name=None):
     return _tensor(_generator(seed).normal(mean, stddev, shape), dtype)
 
 
-def uniform(shape, minval=0, maxval=None, dtype="float32", seed=None, name=None):
+def uniform(shape: int | Sequence[int], minval: float = 0, maxval: float | None = None,
+            dtype: Any = "float32", seed: int | None = None, name: str | None = None) -> Tensor:
     """Samples from a uniform distribution on [minval, maxval) (maxval defaults to 1).
     The bounds must be finite with minval <= maxval (minval < maxval for integers)."""
     what = "random.uniform"

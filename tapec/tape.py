@@ -12,7 +12,9 @@ import contextlib
 import enum
 import logging
 import warnings
+from collections.abc import Iterator
 from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 
@@ -22,6 +24,8 @@ from .ir.graph import Record
 from .ops.registry import literal_record
 from .ops.shape import PLACEHOLDER, READ_VARIABLE, broadcast_to
 from .tensor import Tensor, Variable, _next_id, _to_array
+
+__all__ = ["GradientTape", "UnconnectedGradients"]
 
 log = logging.getLogger("tapec")
 
@@ -62,7 +66,7 @@ class GradientTape:
 
     _records_everything = False     # True on the tapes that trace tapec.function
 
-    def __init__(self, persistent=False, watch_accessed_variables=True):
+    def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True) -> None:
         self._persistent = bool(persistent)
         self._watch_accessed_variables = bool(watch_accessed_variables)
         self._recording = False
@@ -99,7 +103,7 @@ class GradientTape:
             self._gap = None
 
     # --- context management ----------------------------------------------------------
-    def __enter__(self):
+    def __enter__(self) -> GradientTape:
         if self._recording:
             raise ValueError("GradientTape: this tape is already recording; a tape cannot be "
                              "entered twice")
@@ -111,7 +115,7 @@ class GradientTape:
         self._note_resume()
         return self
 
-    def __exit__(self, typ, value, traceback):
+    def __exit__(self, typ: Any, value: Any, traceback: Any) -> bool:
         if self._recording:
             self._pop()
             self._note_pause("exit")
@@ -129,7 +133,7 @@ class GradientTape:
         self._recording = False
 
     @contextlib.contextmanager
-    def stop_recording(self):
+    def stop_recording(self) -> Iterator[None]:
         """Temporarily stop recording. As TensorFlow: RuntimeError if the tape was never
         entered or was released by a non-persistent gradient(), ValueError if it is
         entered but not recording (its with block ended)."""
@@ -148,7 +152,7 @@ class GradientTape:
             self._push()
             self._note_resume()
 
-    def reset(self):
+    def reset(self) -> None:
         """Forget everything recorded so far (as exiting and re-entering a new tape).
         ValueError outside the tape's `with` block, as TensorFlow."""
         if not self._recording:
@@ -158,7 +162,7 @@ class GradientTape:
         self._used = False
 
     # --- watching --------------------------------------------------------------------
-    def watch(self, tensor):
+    def watch(self, tensor: Any) -> None:
         """Ensure `tensor` (a Tensor, Variable, or nested list of them) is traced. As
         TensorFlow, it has no effect while the tape is not recording (inside
         `stop_recording()`, after the with block); a tape not yet entered still watches."""
@@ -200,26 +204,26 @@ class GradientTape:
             self._live.add(handle)
 
     @property
-    def graph(self):
+    def graph(self) -> Any:
         """What this tape recorded, as a `networkx.DiGraph` (built on access): node keys are
         tensor ids; attributes op, attrs, shape, dtype, inputs; edges carry argpos."""
         return graph.to_networkx(self._graph)
 
-    def explain(self, target, source) -> str:
+    def explain(self, target: Any, source: Any) -> str:
         """Why `gradient(target, source)` is None (or zeros under ZERO), in one sentence:
         not watched, not on any path, integer dtype, recorded under stop_recording, or
         cut by stop_gradient; or what it is when it is not None. See docs/explain.md."""
         from .autodiff.explain import explain
         return explain(self, target, source)
 
-    def latex(self, target, sources=None, names=None) -> str:
+    def latex(self, target: Any, sources: Any = None, names: Any = None) -> str:
         """LaTeX of `target` as recorded (sources=None) or of its derivative with respect
         to `sources` (a tensor, variable or list). `names` maps tensors or variables to
         the symbols to print (Variables default to their names). See docs/latex.md."""
         from .export.latex import tape_latex
         return tape_latex(self, target, sources, names)
 
-    def watched_variables(self) -> tuple:
+    def watched_variables(self) -> tuple[Variable, ...]:
         """The variables this tape watches, in order of construction (after a
         non-persistent tape is released: those it watched then, as TensorFlow)."""
         if self._used:
@@ -298,8 +302,8 @@ class GradientTape:
             self._used = True
             self._clear()
 
-    def gradient(self, target, sources, output_gradients=None,
-                 unconnected_gradients=UnconnectedGradients.NONE):
+    def gradient(self, target: Any, sources: Any, output_gradients: Any = None,
+            unconnected_gradients: UnconnectedGradients | str = UnconnectedGradients.NONE) -> Any:
         """Gradients of `target` with respect to each of `sources`.
 
         `target` is a tensor or a (nested) list of tensors, whose contributions are
@@ -410,8 +414,9 @@ class GradientTape:
             seeds.append(seed)
         return seeds
 
-    def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
-                 parallel_iterations=None, experimental_use_pfor=True):
+    def jacobian(self, target: Any, sources: Any,
+            unconnected_gradients: UnconnectedGradients | str = UnconnectedGradients.NONE,
+            parallel_iterations: int | None = None, experimental_use_pfor: bool = True) -> Any:
         """d target[i...] / d source[j...] for every pair: shape target.shape + source.shape.
 
         With `experimental_use_pfor=True` (default) the whole jacobian comes from one
@@ -459,8 +464,10 @@ class GradientTape:
                 target._shape + tuple(s.shape)))))
         return results
 
-    def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
-                       parallel_iterations=None, experimental_use_pfor=True):
+    def batch_jacobian(self, target: Any, source: Any,
+            unconnected_gradients: UnconnectedGradients | str = UnconnectedGradients.NONE,
+            parallel_iterations: int | None = None, experimental_use_pfor: bool = True,
+    ) -> Tensor:
         """Per-example jacobians: shape [b, y..., x...] for target [b, y...], source [b, x...].
 
         Assumes target[i] depends only on source[i]. Computed without forming the full

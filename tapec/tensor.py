@@ -17,11 +17,15 @@ from __future__ import annotations
 import itertools
 import operator
 import warnings
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
 from . import context
-from .dtypes import as_dtype, as_numpy_dtype
+from .dtypes import DType, as_dtype, as_numpy_dtype
+
+__all__ = ["Tensor", "TensorShape", "Variable", "constant", "convert_to_tensor", "is_tensor"]
 
 _next_id = itertools.count(1).__next__
 
@@ -37,10 +41,12 @@ class TensorShape(tuple):
 
     ndims = rank
 
-    def as_list(self) -> list:
+    def as_list(self) -> list[int]:
         return list(self)
 
-    def num_elements(self) -> int:
+    def num_elements(self) -> int | None:
+        if any(d is None for d in self):
+            return None               # a None dimension: unknown, as in TensorFlow
         return int(np.prod(self, dtype=np.int64))
 
     def __repr__(self):
@@ -88,74 +94,84 @@ class _Operators:
             return t, t._value
         return self, self._eager_value(what)
 
-    def __len__(self):
+    def __len__(self) -> int:
         shape = self.shape
         if not shape:
             raise TypeError("len() of a 0-d tensor")
+        if shape[0] is None:
+            raise TypeError("len() of a tensor whose first dimension is None (an "
+                            "input_signature None dimension): use tf.shape(x)[0]")
         return shape[0]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Tensor]:
         for i in range(len(self)):
             yield self[i]
 
-    def __array__(self, dtype=None, copy=None):
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         t, value = self._python_read("numpy conversion")
         _warn_if_recorded(self)
         _used(t, value)
-        return value if dtype is None else value.astype(dtype)
+        if dtype is not None and np.dtype(dtype) != value.dtype:
+            return value.astype(dtype)
+        return value.copy() if copy else value    # np.array(t, copy=True) is writable
 
     # NumPy-style methods, so NumPy code using `x.sum()` or `x.T` records too (through
     # the NumPy protocols, which numpy_api installs).
     @property
-    def T(self):
+    def T(self) -> Tensor:
         return np.transpose(self)
 
     @property
     def size(self) -> int:
         return int(np.prod(self._shape, dtype=np.int64))
 
-    def sum(self, axis=None, dtype=None, out=None, keepdims=False):
+    def sum(self, axis: int | Sequence[int] | None = None, dtype: Any = None, out: None = None,
+            keepdims: bool = False) -> Tensor:
         return np.sum(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
 
-    def mean(self, axis=None, dtype=None, out=None, keepdims=False):
+    def mean(self, axis: int | Sequence[int] | None = None, dtype: Any = None, out: None = None,
+             keepdims: bool = False) -> Tensor:
         return np.mean(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
 
-    def max(self, axis=None, out=None, keepdims=False):
+    def max(self, axis: int | Sequence[int] | None = None, out: None = None,
+            keepdims: bool = False) -> Tensor:
         return np.max(self, axis=axis, out=out, keepdims=keepdims)
 
-    def min(self, axis=None, out=None, keepdims=False):
+    def min(self, axis: int | Sequence[int] | None = None, out: None = None,
+            keepdims: bool = False) -> Tensor:
         return np.min(self, axis=axis, out=out, keepdims=keepdims)
 
-    def prod(self, axis=None, dtype=None, out=None, keepdims=False):
+    def prod(self, axis: int | Sequence[int] | None = None, dtype: Any = None, out: None = None,
+             keepdims: bool = False) -> Tensor:
         return np.prod(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
 
-    def dot(self, other):
+    def dot(self, other: Any) -> Tensor:
         return np.dot(self, other)
 
-    def reshape(self, *shape, order="C"):
+    def reshape(self, *shape: int | Sequence[int], order: str = "C") -> Tensor:
         return np.reshape(self, shape[0] if len(shape) == 1 else shape, order=order)
 
-    def transpose(self, *axes):
+    def transpose(self, *axes: int | Sequence[int]) -> Tensor:
         return np.transpose(self, (axes[0] if len(axes) == 1 else axes) or None)
 
-    def ravel(self):
+    def ravel(self) -> Tensor:
         return np.ravel(self)
 
     flatten = ravel
 
-    def squeeze(self, axis=None):
+    def squeeze(self, axis: int | Sequence[int] | None = None) -> Tensor:
         return np.squeeze(self, axis)
 
-    def clip(self, min=None, max=None):  # noqa: A002  (NumPy's names)
+    def clip(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002  (NumPy's names)
         return np.clip(self, min, max)
 
-    def trace(self, offset=0, axis1=0, axis2=1):
+    def trace(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
         return np.trace(self, offset=offset, axis1=axis1, axis2=axis2)
 
-    def argmax(self, axis=None):
+    def argmax(self, axis: int | None = None) -> Tensor:
         return np.argmax(self, axis=axis)
 
-    def argmin(self, axis=None):
+    def argmin(self, axis: int | None = None) -> Tensor:
         return np.argmin(self, axis=axis)
 
 
@@ -164,7 +180,7 @@ class Tensor(_Operators):
     """An immutable multi-dimensional array, eager (with a value) or symbolic."""
 
     __slots__ = ("_value", "_shape", "_dtype", "_id", "_node", "_literal", "_origin",
-                 "__weakref__")
+                 "_static_shape", "__weakref__")
 
     def __init__(self, *args, **kwargs):
         raise TypeError("create tensors with tapec.constant or tapec.convert_to_tensor")
@@ -179,6 +195,7 @@ class Tensor(_Operators):
         t._node = node
         t._literal = literal
         t._origin = None      # the compiled function that produced it, if any
+        t._static_shape = None    # what `shape` shows, if not _shape (None dimensions)
         return t
 
     @classmethod
@@ -191,10 +208,12 @@ class Tensor(_Operators):
 
     @property
     def shape(self) -> TensorShape:
-        return TensorShape(self._shape)
+        """The static shape: a traced argument's input_signature None dimensions are None
+        (their sizes vary by call; `tf.shape(x)` computes them)."""
+        return TensorShape(self._shape if self._static_shape is None else self._static_shape)
 
     @property
-    def dtype(self):
+    def dtype(self) -> DType:
         return as_dtype(self._dtype)
 
     @property
@@ -225,7 +244,7 @@ class Tensor(_Operators):
         return (f"<tapec.Tensor: shape={self._shape}, dtype={self._dtype.name}, "
                 f"numpy={self._value!r}>")
 
-    def ref(self):
+    def ref(self) -> _Reference:
         """A hashable reference to this tensor (tensors themselves are unhashable)."""
         return _Reference(self)
 
@@ -253,7 +272,7 @@ class _Reference:
     def __init__(self, obj):
         self._obj = obj
 
-    def deref(self):
+    def deref(self) -> Tensor | Variable:
         return self._obj
 
     def __hash__(self):
@@ -277,7 +296,8 @@ class Variable(_Operators):
 
     __slots__ = ("_value", "_handle_id", "_index", "trainable", "_name", "__weakref__")
 
-    def __init__(self, initial_value, trainable=True, name=None, dtype=None):
+    def __init__(self, initial_value: Any, trainable: bool = True, name: str | None = None,
+                 dtype: Any = None) -> None:
         if isinstance(initial_value, Variable):
             initial_value = initial_value._value
         elif callable(initial_value):
@@ -297,7 +317,7 @@ class Variable(_Operators):
         return TensorShape(self._value.shape)
 
     @property
-    def dtype(self):
+    def dtype(self) -> DType:
         return as_dtype(self._value.dtype)
 
     @property
@@ -330,7 +350,8 @@ class Variable(_Operators):
     def _eager_value(self, what: str) -> np.ndarray:
         return self.read_value()._value
 
-    def assign(self, value, use_locking=False, name=None, read_value=True):
+    def assign(self, value: Any, use_locking: bool = False, name: str | None = None,
+               read_value: bool = True) -> Variable | None:
         """Replace the value; shape and dtype must stay the same (TensorFlow's signature:
         `read_value` is the fourth argument). Inside a `tapec.function` trace the write
         is part of the compiled program, done by every call."""
@@ -345,11 +366,13 @@ class Variable(_Operators):
                                                      "Variable.assign"), "Variable.assign")
         return self if read_value else None
 
-    def assign_add(self, delta, use_locking=False, name=None, read_value=True):
+    def assign_add(self, delta: Any, use_locking: bool = False, name: str | None = None,
+                   read_value: bool = True) -> Variable | None:
         """Add `delta` (the variable's shape, or one that broadcasts to it)."""
         return self._update(delta, np.add, operator.add, "Variable.assign_add", read_value)
 
-    def assign_sub(self, delta, use_locking=False, name=None, read_value=True):
+    def assign_sub(self, delta: Any, use_locking: bool = False, name: str | None = None,
+                   read_value: bool = True) -> Variable | None:
         """Subtract `delta` (the variable's shape, or one that broadcasts to it)."""
         return self._update(delta, np.subtract, operator.sub, "Variable.assign_sub",
                             read_value)
@@ -395,7 +418,7 @@ class Variable(_Operators):
 
     __repr__ = __str__
 
-    def ref(self):
+    def ref(self) -> _Reference:
         return _Reference(self)
 
     # Identity: a deep copy or an unpickled variable is a new variable (fresh handle and
@@ -449,18 +472,25 @@ def _used(t, value):
     return value
 
 
+def is_recorded(t) -> bool:
+    """Whether an active tape is recording `t` (a Tensor or Variable): a value computed
+    from it outside the tape's ops would lose its gradient, or, in a trace, go stale."""
+    tensor_id = t._handle_id if isinstance(t, Variable) else getattr(t, "_id", None)
+    for tape in context.active_tapes():
+        if tape._recording and tensor_id in tape._live:
+            return True
+    return False
+
+
 def _warn_if_recorded(t):
     """Converting a recorded tensor to a plain array cuts the gradient: say so (integer
     and bool tensors carry no gradient, so converting them, e.g. a shape, cuts nothing)."""
     if t._dtype.kind not in "fc":
         return
-    tensor_id = getattr(t, "_id", None) if not isinstance(t, Variable) else t._handle_id
-    for tape in context.active_tapes():
-        if tape._recording and tensor_id in tape._live:
-            warnings.warn("a tensor a GradientTape is recording was converted to a NumPy "
-                          "array (np.asarray / np.array); operations on that array are not "
-                          "recorded and get no gradient", stacklevel=3)
-            return
+    if is_recorded(t):
+        warnings.warn("a tensor a GradientTape is recording was converted to a NumPy "
+                      "array (np.asarray / np.array); operations on that array are not "
+                      "recorded and get no gradient", stacklevel=3)
 
 
 def _python_scalar_dtype(value) -> np.dtype:
@@ -557,7 +587,8 @@ def shape_arg(op_name, shape) -> tuple:
 
 
 
-def constant(value, dtype=None, shape=None, name=None) -> Tensor:
+def constant(value: Any, dtype: Any = None, shape: int | Sequence[int] | None = None,
+             name: str | None = None) -> Tensor:
     """A tensor holding a copy of `value` (TensorFlow's `tf.constant`)."""
     if dtype is not None:
         _dtype_arg("constant", dtype)
@@ -574,7 +605,8 @@ def constant(value, dtype=None, shape=None, name=None) -> Tensor:
     return Tensor._eager(array)
 
 
-def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None) -> Tensor:
+def convert_to_tensor(value: Any, dtype: Any = None, dtype_hint: Any = None,
+                      name: str | None = None) -> Tensor:
     """`value` as a Tensor: tensors pass through, variables are read, data is copied."""
     if dtype is not None:
         _dtype_arg("convert_to_tensor", dtype)
@@ -598,6 +630,7 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None) -> Tensor:
     return Tensor._eager(_to_array(value, dtype, "convert_to_tensor"))
 
 
-def is_tensor(x) -> bool:
+def is_tensor(x: Any) -> bool:
+    """Whether `x` is a tapec Tensor or Variable."""
     return isinstance(x, (Tensor, Variable))
 

@@ -9,7 +9,7 @@ from hypothesis.extra import numpy as hnp
 
 import tapec as tf
 from batching_check import check_batching_rule
-from fd import check_gradients
+from helpers.fd import check_gradients
 
 RNG = np.random.default_rng(11)
 

@@ -4,7 +4,7 @@ import pytest
 
 import numpy_model
 import tapec as tf
-from fd import numeric_gradient
+from helpers.fd import numeric_gradient
 
 RNG = np.random.default_rng(8)
 

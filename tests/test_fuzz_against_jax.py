@@ -48,3 +48,44 @@ def test_random_programs_match_jax(simplify_mode):
     if open_:
         pytest.xfail("known open: " + "; ".join(
             f"{g['check']}/{g['op']}: {KNOWN_OPEN[g['check'], g['op']]}" for g in open_))
+
+
+def _reproducer(body, inputs, dtype="float64"):
+    arrays = "\n".join(f"{name} = np.array({value!r}, dtype=np.{dtype})"
+                       for name, value in inputs.items())
+    names = ", ".join(inputs)
+    return (f"import numpy as np\nfrom numpy import inf, nan\n\ndef program({names}):\n"
+            f"    return {body}\n\n\ndef f({names}):\n"
+            f"    return tf.reduce_sum(program({names}))\n\n{arrays}\n")
+
+
+@pytest.mark.parametrize("check,body,inputs,reason,modes", [
+    # abs' derivative at 0 is 0 in TensorFlow, 1 in JAX; squaring hides the op from
+    # attribution, the TensorFlow-conventions reference still explains it
+    ("hvp", "tf.abs(x) * tf.abs(x)", {"x": [0.0, 1.5]}, "conventions", ("full", "off")),
+    # the vectorized jacobian's closed form (a simplification) is exact where reverse
+    # mode's rows give nan; unsimplified, tapec gives their nan too
+    ("jacobian", "tf.reshape(x, (1, 1)) @ tf.reshape(y, (1, 2))",
+     {"x": 100.0, "y": [0.9426772217828407, float("inf")]}, "vectorized jacobian",
+     ("full",)),
+])
+def test_differences_from_jax_that_follow_tensorflow_are_classified(
+        check, body, inputs, reason, modes, simplify_mode):
+    from fuzz_against_jax import recheck_reproducer
+    source = _reproducer(body, inputs).replace("inf)", "np.inf)")
+    group = {"reproducer": source, "dtype": "float64", "kind": "nan-mismatch",
+             "check": check}
+    found = recheck_reproducer(group)
+    if simplify_mode not in modes:
+        assert found is None, found
+        return
+    assert found is not None and found.kind == "documented difference", found
+    assert reason in found.reason
+
+
+def test_agreement_is_not_a_finding():
+    from fuzz_against_jax import recheck_reproducer
+    source = _reproducer("tf.tanh(x) * y", {"x": [0.5, -2.0], "y": [1.5, 0.0]})
+    for check in ("tape", "jacobian", "hvp"):
+        group = {"reproducer": source, "dtype": "float64", "kind": "wrong", "check": check}
+        assert recheck_reproducer(group) is None

@@ -35,6 +35,7 @@ from hypothesis.errors import UnsatisfiedAssumption
 
 import tapec as tf
 from fuzz_graph_mode import BRANCH_MARGIN, compositions, train_steps
+from helpers import fd
 from test_fuzz import FD_STEP, FUZZ, SEEDS, assert_close, inputs_away_from_kinks, scale
 
 CALLS = 6               # calls of each training step (the first traces)
@@ -246,8 +247,7 @@ def test_composition_traces_once(composition, seed):
 
 def finite_difference(fn, x, w):
     """d/dt fn(x + t w) at t = 0, the 5-point central stencil (fn returns an array)."""
-    samples = [fn(x + delta * FD_STEP * w) for delta in (-2, -1, 1, 2)]
-    return (samples[0] - 8 * samples[1] + 8 * samples[2] - samples[3]) / (12 * FD_STEP)
+    return fd.directional(fn, x, w, FD_STEP, points=5)
 
 
 @FUZZ

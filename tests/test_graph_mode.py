@@ -10,7 +10,7 @@ import tapec
 import tapec as tf
 from tapec.export.module import ExportError
 
-from fd import numeric_gradient
+from helpers.fd import numeric_gradient
 
 RNG = np.random.default_rng(7)
 
@@ -582,3 +582,92 @@ def test_guards_on_nan_and_infinite_values():
     assert float(masked(x, f64([2.0, 3.0]))) == 5.0
     assert masked.trace_count == 3
     assert np.isnan(float(masked(x, f64([np.nan, 1.0])))) and masked.trace_count == 3
+
+
+# --- input_signature None dimensions: one trace for every size --------------------------
+
+def _batch_signature():
+    return [tf.TensorSpec([None, 3], tf.float64), tf.TensorSpec([None, 2], tf.float64)]
+
+
+def test_a_train_step_traces_once_for_every_batch_size():
+    rng = np.random.default_rng(0)
+    w0 = rng.normal(size=(3, 2))
+    W, b = tf.Variable(w0), tf.Variable(np.zeros(2))
+
+    @tf.function(input_signature=_batch_signature())
+    def step(x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.reduce_sum((tf.matmul(x, W) + b - y) ** 2, axis=1))
+        gw, gb = tape.gradient(loss, [W, b])
+        W.assign_sub(0.1 * gw)
+        b.assign_sub(0.1 * gb)
+        return loss
+
+    w_ref, b_ref = w0.copy(), np.zeros(2)
+    for n in (8, 16, 5, 33, 2):
+        x, y = rng.normal(size=(n, 3)), rng.normal(size=(n, 2))
+        p = x @ w_ref + b_ref
+        expected = np.mean(np.sum((p - y) ** 2, axis=1))
+        dp = 2 * (p - y) / n
+        w_ref, b_ref = w_ref - 0.1 * x.T @ dp, b_ref - 0.1 * dp.sum(axis=0)
+        assert float(step(x, y)) == pytest.approx(expected, rel=1e-12)
+        np.testing.assert_allclose(W.numpy(), w_ref, rtol=1e-12)
+        np.testing.assert_allclose(b.numpy(), b_ref, rtol=1e-12)
+    assert step.experimental_get_tracing_count() == 1
+
+
+def test_a_size_dependent_program_traces_per_size_and_stays_right():
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float64)])
+    def first_half(x):
+        k = int(tf.shape(x)[0]) // 2           # a Python value from the size: guarded
+        return tf.reduce_sum(x[:k])
+
+    for n in (6, 7, 10, 40):
+        assert float(first_half(np.arange(float(n)))) == np.arange(float(n))[:n // 2].sum()
+    assert first_half.experimental_get_tracing_count() == 4
+
+
+def test_static_shape_of_a_none_dimension_is_none_as_in_tensorflow():
+    seen = []
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float64)])
+    def f(x):
+        seen.append(x.shape.as_list())
+        with pytest.raises(TypeError, match="None"):
+            len(x)
+        return tf.reduce_sum(x) / tf.cast(tf.shape(x)[0], tf.float64)
+
+    assert float(f(np.ones((4, 3)))) == 3.0
+    assert float(f(np.full((9, 3), 2.0))) == 6.0
+    assert seen[0] == [None, 3] and f.experimental_get_tracing_count() == 1
+    assert x_shape_none_reads_fail()
+
+
+def x_shape_none_reads_fail():
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float64)])
+    def half(x):
+        return x[: x.shape[0] // 2]
+    with pytest.raises(TypeError):
+        half(np.arange(6.0))
+    return True
+
+
+def test_generic_program_reads_sizes_from_its_arguments():
+    @tf.function(input_signature=[tf.TensorSpec([None, 2], tf.float64)])
+    def centered(x):
+        return x - tf.reduce_mean(x, axis=0)
+
+    x = np.arange(8.0).reshape(4, 2)
+    np.testing.assert_allclose(centered(x).numpy(), x - x.mean(axis=0))
+    y = np.arange(22.0).reshape(11, 2) ** 2
+    np.testing.assert_allclose(centered(y).numpy(), y - y.mean(axis=0), rtol=1e-14)
+    assert centered.experimental_get_tracing_count() == 1
+    source = next(iter(centered._generic.values())).source
+    assert ".shape[0]" in source and "4" not in source.split("def ", 1)[1]
+
+
+def test_tf_shape_is_computed_per_call():
+    x = tf.constant(np.ones((2, 5)))
+    assert tf.shape(x).numpy().tolist() == [2, 5] and tf.shape(x).dtype == tf.int32
+    assert tf.shape(x, out_type=tf.int64).dtype == tf.int64

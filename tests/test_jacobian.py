@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import tapec as tf
 from conftest import value
+from helpers import fd
 
 EPS = 1e-6
 RTOL = 1e-6
@@ -35,18 +36,7 @@ def record(fn, arrays, persistent=True):
 
 def finite_difference(fn, arrays, i):
     """Central difference of the eager `fn` with respect to argument `i`."""
-    arrays = [np.array(a, dtype=np.float64) for a in arrays]
-    y0 = np.asarray(fn(*(tf.constant(a) for a in arrays)).numpy())
-    jac = np.zeros(y0.shape + arrays[i].shape)
-    for idx in np.ndindex(arrays[i].shape):
-        plus = [a.copy() for a in arrays]
-        minus = [a.copy() for a in arrays]
-        plus[i][idx] += EPS
-        minus[i][idx] -= EPS
-        y_plus = np.asarray(fn(*(tf.constant(a) for a in plus)).numpy())
-        y_minus = np.asarray(fn(*(tf.constant(a) for a in minus)).numpy())
-        jac[(Ellipsis,) + idx] = (y_plus - y_minus) / (2 * EPS)
-    return jac
+    return fd.jacobian(fd.eager(fn), arrays, i, EPS)
 
 
 def assert_jacobian(jac, target, source, expected):

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import tapec as tf
 from batching_check import check_batching_rule
+from helpers import fd
 from tapec.ops import REGISTRY, Op
 from tapec.ops import linalg as linalg_ops
 
@@ -178,22 +179,6 @@ CASE_PARAMS = [pytest.param(c, id=c.name) for c in CASES]
 
 # --- finite differences ------------------------------------------------------------------
 
-def _weighted_sum(fn, arrays, w) -> float:
-    out = fn(*[tf.constant(a) for a in arrays])
-    return float(np.sum(np.asarray(out.numpy(), dtype=np.float64) * w))
-
-
-def _numeric_gradient(fn, arrays, w, i):
-    grad = np.zeros_like(arrays[i])
-    for j in np.ndindex(arrays[i].shape):
-        plus = [a.copy() for a in arrays]
-        minus = [a.copy() for a in arrays]
-        plus[i][j] += EPS
-        minus[i][j] -= EPS
-        grad[j] = (_weighted_sum(fn, plus, w) - _weighted_sum(fn, minus, w)) / (2 * EPS)
-    return grad
-
-
 def check_gradients(fn, arrays, weight_seed=1):
     """Tape gradients of sum(fn(*xs) * w) against central differences."""
     xs = [tf.constant(a) for a in arrays]
@@ -210,7 +195,8 @@ def check_gradients(fn, arrays, weight_seed=1):
         assert g is not None, f"gradient of input {i} is None"
         assert tuple(g.shape) == tuple(x.shape), f"input {i}: shape {g.shape} != {x.shape}"
         assert g.dtype == tf.float64
-        np.testing.assert_allclose(np.asarray(g.numpy()), _numeric_gradient(fn, arrays, w, i),
+        expected = fd.numeric_gradient(fn, arrays, i, w, EPS)
+        np.testing.assert_allclose(np.asarray(g.numpy()), expected,
                                    rtol=RTOL, atol=ATOL, err_msg=f"gradient of input {i}")
 
 
@@ -419,13 +405,7 @@ def test_second_derivative_through_inverse_matches_finite_differences():
         g = inner.gradient(y, x)
         z = tf.reduce_sum(g * v)
     hv = outer.gradient(z, x).numpy()
-    expected = np.zeros_like(a)
-    for j in np.ndindex(a.shape):
-        plus, minus = a.copy(), a.copy()
-        plus[j] += EPS
-        minus[j] -= EPS
-        expected[j] = np.sum((first_gradient(plus).numpy() - first_gradient(minus).numpy())
-                             * v) / (2 * EPS)
+    expected = fd.gradient(lambda arr: np.sum(first_gradient(arr).numpy() * v), [a], 0, EPS)
     np.testing.assert_allclose(hv, expected, rtol=RTOL, atol=ATOL)
 
 

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tapec as tf
+from helpers import fd
 
 EPS = 1e-6
 RTOL = 1e-6
@@ -56,24 +57,6 @@ def _inputs(case: Case, seed: int = 0) -> list:
             for d, s in zip(domains, case.shapes)]
 
 
-def _weighted_sum(fn, arrays, w) -> float:
-    """sum(f(*arrays) * w), evaluated eagerly without any tape."""
-    out = fn(*[tf.constant(a) for a in arrays])
-    return float(np.sum(np.asarray(out.numpy(), dtype=np.float64) * w))
-
-
-def _numeric_gradient(fn, arrays, w, i) -> np.ndarray:
-    base = arrays[i]
-    grad = np.zeros_like(base)
-    for j in np.ndindex(base.shape):
-        plus = [a.copy() for a in arrays]
-        minus = [a.copy() for a in arrays]
-        plus[i][j] += EPS
-        minus[i][j] -= EPS
-        grad[j] = (_weighted_sum(fn, plus, w) - _weighted_sum(fn, minus, w)) / (2 * EPS)
-    return grad
-
-
 def check_gradients(fn, arrays, weight_seed: int = 1):
     """Compare tape gradients of sum(fn(*xs) * w) with central differences."""
     xs = [tf.constant(a) for a in arrays]
@@ -91,7 +74,7 @@ def check_gradients(fn, arrays, weight_seed: int = 1):
         assert g is not None, f"gradient of input {i} is None"
         assert tuple(g.shape) == tuple(x.shape), f"input {i}: shape {g.shape} != {x.shape}"
         assert g.dtype == tf.float64, f"input {i}: dtype {g.dtype}"
-        expected = _numeric_gradient(fn, arrays, w, i)
+        expected = fd.numeric_gradient(fn, arrays, i, w, EPS)
         np.testing.assert_allclose(np.asarray(g.numpy()), expected, rtol=RTOL, atol=ATOL,
                                    err_msg=f"gradient of input {i}")
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import tapec as tf
-from fd import check_gradients
+from helpers.fd import check_gradients
 from tapec.ops import REGISTRY
 from tapec.ops.registry import apply
 from tapec.ops.reduce import PROD_OTHERS

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 import tapec as tf
 from batching_check import check_batching_rule
 from conftest import value
+from helpers import fd
 from tapec.codegen.emit import compile_function, emit
 from tapec.ir.nodes import Builder
 from tapec.ops import REGISTRY
@@ -76,22 +77,6 @@ def test_batching_rule_matches_row_by_row(name, args, attrs, flags):
 
 # --- finite-difference machinery --------------------------------------------------------
 
-def _weighted_sum(fn, arrays, w) -> float:
-    out = fn(*[tf.constant(a) for a in arrays])
-    return float(np.sum(np.asarray(out.numpy(), dtype=np.float64) * w))
-
-
-def numeric_gradient(fn, arrays, w, i) -> np.ndarray:
-    grad = np.zeros_like(arrays[i])
-    for j in np.ndindex(arrays[i].shape):
-        plus = [a.copy() for a in arrays]
-        minus = [a.copy() for a in arrays]
-        plus[i][j] += EPS
-        minus[i][j] -= EPS
-        grad[j] = (_weighted_sum(fn, plus, w) - _weighted_sum(fn, minus, w)) / (2 * EPS)
-    return grad
-
-
 def check_gradients(fn, arrays, weight_seed=1):
     """Tape gradients of sum(fn(*xs) * w) against central differences."""
     arrays = [np.asarray(a, dtype=np.float64) for a in arrays]
@@ -107,7 +92,8 @@ def check_gradients(fn, arrays, weight_seed=1):
     for i, (x, g) in enumerate(zip(xs, grads)):
         assert g is not None, f"gradient of input {i} is None"
         assert g.shape == x.shape and g.dtype == tf.float64
-        np.testing.assert_allclose(value(g), numeric_gradient(fn, arrays, w, i), rtol=RTOL,
+        np.testing.assert_allclose(value(g), fd.numeric_gradient(fn, arrays, i, w, EPS),
+                                   rtol=RTOL,
                                    atol=ATOL, err_msg=f"gradient of input {i}")
 
 
@@ -605,7 +591,7 @@ def test_vectorized_jacobian_equals_row_by_row(name):
         for k in range(size):       # each row is the gradient of one output element
             w = np.zeros(size)
             w[k] = 1.0
-            row = numeric_gradient(fn, [x], w.reshape(y.shape), 0)
+            row = fd.numeric_gradient(fn, [x], 0, w.reshape(y.shape), EPS)
             np.testing.assert_allclose(value(fast).reshape(size, -1)[k], row.ravel(),
                                        rtol=RTOL, atol=ATOL)
 

@@ -304,3 +304,32 @@ def test_pow_second_derivative_at_a_zero_exponent():
             z = xt ** yt
         dx = inner.gradient(z, xt)
     assert float(dx) == 0.0 and float(outer.gradient(dx, yt)) == 0.5
+
+
+# --- sqrt with a zero cotangent -----------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["float32", "float64"])
+def test_sqrt_and_norm_at_zero_with_a_zero_cotangent_give_zero(dtype):
+    # TensorFlow's SqrtGrad returns 0 where the incoming gradient is 0, also at sqrt(0):
+    # sign(norm(x)) has gradient 0 at x = 0, not 0 * (0 / 0) = nan (found by the fuzzer).
+    x = np.array([[0.0], [3.0]], dtype=dtype)
+    check_everywhere(lambda t: tf.sign(tf.norm(t, axis=-1)), [x], dtype, [0.0, 1.0],
+                     [[[0.0], [0.0]]])
+    check_everywhere(lambda t: 0.0 * tf.sqrt(t), [x], dtype, [[0.0], [0.0]],
+                     [[[0.0], [0.0]]])
+    # a nonzero cotangent at 0 is still inf, as in TensorFlow
+    check_everywhere(tf.sqrt, [x], dtype, np.sqrt(x), [[[np.inf], [1 / (2 * np.sqrt(3.0))]]])
+
+
+def test_sqrt_hessian_keeps_its_cotangent_derivative():
+    # d/dy of the gradient of y * sqrt(x) is 1 / (2 sqrt x), also where y is 0
+    x = tf.constant([4.0, 9.0], dtype=tf.float64)
+    y = tf.constant([0.0, 2.0], dtype=tf.float64)
+    with tf.GradientTape() as outer:
+        outer.watch(y)
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            total = tf.reduce_sum(y * tf.sqrt(x))
+        gx = inner.gradient(total, x)
+    np.testing.assert_allclose(outer.jacobian(gx, y).numpy(), np.diag([0.25, 1 / 6]),
+                               rtol=1e-15)

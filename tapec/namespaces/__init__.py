@@ -1,1 +1,3 @@
 """TensorFlow-style namespaces: `tf.math`, `tf.nn`, `tf.linalg`."""
+
+__all__ = ["linalg", "math", "nn"]
