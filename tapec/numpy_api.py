@@ -408,22 +408,19 @@ def _solve(a, b):
     return tapec.linalg.solve(a, b)
 
 
-@handles(np.argmax)
-def _argmax(a, axis=None, out=None, keepdims=False):
-    _no_out("argmax", out)
-    a = _as_tensor(a)
-    if axis is None:
-        a, axis = _tapec().reshape(a, (-1,)), 0
-    return _tapec().argmax(a, axis=axis)
+def _arg_reduction(name):
+    """np.argmax / np.argmin: axis None means the flattened array, as in NumPy."""
+    def handler(a, axis=None, out=None, keepdims=False):
+        _no_out(name, out)
+        a = _as_tensor(a)
+        if axis is None:
+            a, axis = _tapec().reshape(a, (-1,)), 0
+        return getattr(_tapec(), name)(a, axis=axis)
+    return handler
 
 
-@handles(np.argmin)
-def _argmin(a, axis=None, out=None, keepdims=False):
-    _no_out("argmin", out)
-    a = _as_tensor(a)
-    if axis is None:
-        a, axis = _tapec().reshape(a, (-1,)), 0
-    return _tapec().argmin(a, axis=axis)
+HANDLERS[np.argmax] = _arg_reduction("argmax")
+HANDLERS[np.argmin] = _arg_reduction("argmin")
 
 
 @handles(np.round, np.around)

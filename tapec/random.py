@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .tensor import Tensor, _dtype_arg
+from .tensor import Tensor, _dtype_arg, shape_arg
 
 __all__ = ["set_seed", "normal", "uniform"]
 
@@ -64,18 +64,7 @@ def _generator(op_seed):
 
 def _shape(shape, what):
     """A shape argument as a tuple of non-negative ints (None: a scalar)."""
-    if shape is None:
-        return ()
-    if hasattr(shape, "numpy"):
-        shape = shape.numpy()
-    array = np.asarray(shape) if not isinstance(shape, (str, bytes)) else None
-    if array is None or array.ndim > 1 or (array.size and array.dtype.kind not in "iu"):
-        raise TypeError(f"{what}: shape must be an int or a 1-d sequence of ints, got "
-                        f"{shape!r:.60}")
-    dims = tuple(int(s) for s in array.reshape(-1))
-    if any(s < 0 for s in dims):
-        raise ValueError(f"{what}: shape {dims} has a negative dimension")
-    return dims
+    return () if shape is None else shape_arg(what, shape)
 
 
 def _number(value, what, name) -> float:

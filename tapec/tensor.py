@@ -576,15 +576,14 @@ def shape_arg(op_name, shape) -> tuple:
     """A shape argument (an int, a sequence, or a 1-d integer tensor) as a tuple of ints."""
     if hasattr(shape, "numpy"):
         shape = shape.numpy()
-    array = np.asarray(shape)
-    if array.ndim > 1 or (array.size and array.dtype.kind not in "iu"):
+    array = np.asarray(shape) if not isinstance(shape, (str, bytes)) else None
+    if array is None or array.ndim > 1 or (array.size and array.dtype.kind not in "iu"):
         raise TypeError(f"{op_name}: shape must be an int or a 1-d sequence of ints, got "
                         f"{shape!r:.60}")
     dims = tuple(int(s) for s in array.reshape(-1))
     if any(s < 0 for s in dims):
         raise ValueError(f"{op_name}: shape {dims} has a negative dimension")
     return dims
-
 
 
 def constant(value: Any, dtype: Any = None, shape: int | Sequence[int] | None = None,

@@ -18,10 +18,15 @@ _ARG_HELP = ("one per parameter of FUNC: NAME=DTYPE[DIMS] (e.g. x=float64[3], "
              "A=float32[2,3], s=float64[]) or NAME=NUMBER")
 
 
-def _with_target(parser):
+def _with_target(parser, wrt_default):
+    """FUNC, its example arguments, and the parameters to differentiate with respect to."""
     parser.add_argument("target", help=_TARGET_HELP)
     parser.add_argument("--arg", action="append", default=[], metavar="NAME=SPEC",
                         help=_ARG_HELP)
+    if wrt_default is not None:
+        parser.add_argument("--wrt", action="append", metavar="NAME",
+                            help="differentiate with respect to this parameter (repeatable"
+                                 f"; default: {wrt_default})")
     return parser
 
 
@@ -38,23 +43,17 @@ def main(argv: list[str] | None = None) -> int:
     latex = _with_target(commands.add_parser(
         "latex", help="print FUNC and its derivative as LaTeX",
         description="Record FUNC on example arguments and print its value and its "
-                    "derivative as LaTeX."))
-    latex.add_argument("--wrt", action="append", metavar="NAME",
-                       help="differentiate with respect to this parameter (repeatable; "
-                            "default: every tensor parameter)")
+                    "derivative as LaTeX."), "every tensor parameter")
     export = _with_target(commands.add_parser(
         "export", help="write a standalone NumPy module with FUNC and its gradient",
         description="Trace FUNC on example arguments and write one .py file that needs only "
-                    "NumPy: the function, its gradient and value_and_grad."))
+                    "NumPy: the function, its gradient and value_and_grad."),
+        "the first parameter, as tapec.export; the gradient's results follow this order")
     export.add_argument("-o", "--output", required=True, metavar="OUT.py")
-    export.add_argument("--wrt", action="append", metavar="NAME",
-                        help="differentiate with respect to this parameter (repeatable, in "
-                             "the order of the gradient's results; default: the first "
-                             "parameter, as tapec.export)")
     graph = _with_target(commands.add_parser(
         "graph", help="draw the recorded DAG and its simplified gradient",
         description="Write the recorded DAG and the simplified gradient DAG as DOT; SVG or "
-                    "PNG through Graphviz (`dot`) or matplotlib when installed."))
+                    "PNG through Graphviz (`dot`) or matplotlib when installed."), None)
     graph.add_argument("-o", "--output", required=True, metavar="OUT.dot|OUT.svg|OUT.png")
     # The suite is not imported here: its options are parsed by benchmarks/ itself.
     bench = commands.add_parser(

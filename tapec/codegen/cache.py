@@ -35,18 +35,14 @@ class CompileCache:
         """The entry for `key`: from memory, else from the disk cache if one is configured,
         else `build()`'s (then written to disk)."""
         with self._lock:
-            entry = self._entries.get(key)
+            entry = self._hit(self._entries, key)
             if entry is not None:
-                self._entries.move_to_end(key)
-                self.hits += 1
                 return entry
             key_lock = self._building.setdefault(key, threading.Lock())
         with key_lock:
             with self._lock:
-                entry = self._entries.get(key)
+                entry = self._hit(self._entries, key)
                 if entry is not None:          # another thread built it while we waited
-                    self._entries.move_to_end(key)
-                    self.hits += 1
                     return entry
             try:
                 # Under the key's lock, so threads of one process read or write a key's
@@ -74,11 +70,15 @@ class CompileCache:
         counts as a hit; absence counts nothing (the caller then goes through
         `get_or_build`, which counts)."""
         with self._lock:
-            entry = self._aliases.get(key)
-            if entry is not None:
-                self._aliases.move_to_end(key)
-                self.hits += 1
-            return entry
+            return self._hit(self._aliases, key)
+
+    def _hit(self, table, key):
+        """`table[key]` made most recent and counted as a hit, or None (lock held)."""
+        entry = table.get(key)
+        if entry is not None:
+            table.move_to_end(key)
+            self.hits += 1
+        return entry
 
     def put_alias(self, key, entry):
         """Remember a second, cheaper-to-compute key for an entry. Aliases are bounded by

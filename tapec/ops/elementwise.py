@@ -148,6 +148,8 @@ SIGN = elementwise("sign", np.sign, lambda x: _sp().sign(x), "np.sign({0})", 1, 
 SQUARE = elementwise("square", np.square, lambda x: x ** 2, "np.square({0})", 1, NUMERIC,
                     scalar="{0} * {0}", cost=1, precedence=ATOM,
                     numexpr="{0}**2", numexpr_precedence=POWER, latex="{0}^{{2}}")
+
+
 def _sqrt_vjp(g, out, x):
     """g / (2 sqrt x), and 0 where g is 0 even at x = 0, as TensorFlow's SqrtGrad (so the
     zero gradient of a norm at 0 times 0 is 0, not nan). Only the 0/0 point is changed:
@@ -156,46 +158,38 @@ def _sqrt_vjp(g, out, x):
     return (divide(multiply(g, 0.5), where(both_zero, 1, out)),)
 
 
+def _function(name, ufunc, sympy_fn, latex_head, **kwargs):
+    """A unary op that is a NumPy ufunc applied to x: its NumPy and numexpr spellings are
+    the ufunc's name, its LaTeX `latex_head` applied to the argument."""
+    call = ufunc.__name__ + "({0})"
+    return elementwise(name, ufunc, sympy_fn, "np." + call, 1, precedence=ATOM, numexpr=call,
+                       latex=latex_head + r"\left({0}\right)", **kwargs)
+
+
 SQRT = elementwise("sqrt", np.sqrt, lambda x: _sp().sqrt(x), "np.sqrt({0})", 1,
                    vjp=_sqrt_vjp, scalar="math.sqrt({0})",
                    cost=4, precedence=ATOM, numexpr="sqrt({0})",
                    latex=r"\sqrt{{{0}}}")
-EXP = elementwise("exp", np.exp, lambda x: _sp().exp(x), "np.exp({0})", 1,
-                  precedence=ATOM, numexpr="exp({0})", latex=r"\exp\left({0}\right)")
-LOG = elementwise("log", np.log, lambda x: _sp().log(x), "np.log({0})", 1,
-                  precedence=ATOM, numexpr="log({0})", latex=r"\log\left({0}\right)")
-SIN = elementwise("sin", np.sin, lambda x: _sp().sin(x), "np.sin({0})", 1,
-                  scalar=fast.libm("sin", np.sin), precedence=ATOM, numexpr="sin({0})",
-                  latex=r"\sin\left({0}\right)")
-COS = elementwise("cos", np.cos, lambda x: _sp().cos(x), "np.cos({0})", 1,
-                  scalar=fast.libm("cos", np.cos), precedence=ATOM, numexpr="cos({0})",
-                  latex=r"\cos\left({0}\right)")
-TANH = elementwise("tanh", np.tanh, lambda x: _sp().tanh(x), "np.tanh({0})", 1,
-                   precedence=ATOM, numexpr="tanh({0})", latex=r"\tanh\left({0}\right)")
+EXP = _function("exp", np.exp, lambda x: _sp().exp(x), r"\exp")
+LOG = _function("log", np.log, lambda x: _sp().log(x), r"\log")
+SIN = _function("sin", np.sin, lambda x: _sp().sin(x), r"\sin", scalar=fast.libm("sin", np.sin))
+COS = _function("cos", np.cos, lambda x: _sp().cos(x), r"\cos", scalar=fast.libm("cos", np.cos))
+TANH = _function("tanh", np.tanh, lambda x: _sp().tanh(x), r"\tanh")
+
 
 def _erf_impl(x):
     import math as _math
     return np.vectorize(_math.erf, otypes=[x.dtype])(x)
 
 
-EXPM1 = elementwise("expm1", np.expm1, lambda x: _sp().exp(x) - 1, "np.expm1({0})", 1,
-                    precedence=ATOM, numexpr="expm1({0})",
-                    latex=r"\operatorname{{expm1}}\left({0}\right)")
-LOG1P = elementwise("log1p", np.log1p, lambda x: _sp().log(1 + x), "np.log1p({0})", 1,
-                    precedence=ATOM, numexpr="log1p({0})",
-                    latex=r"\operatorname{{log1p}}\left({0}\right)")
-TAN = elementwise("tan", np.tan, lambda x: _sp().tan(x), "np.tan({0})", 1,
-                  precedence=ATOM, numexpr="tan({0})", latex=r"\tan\left({0}\right)")
-ASIN = elementwise("asin", np.arcsin, lambda x: _sp().asin(x), "np.arcsin({0})", 1,
-                   precedence=ATOM, numexpr="arcsin({0})", latex=r"\arcsin\left({0}\right)")
-ACOS = elementwise("acos", np.arccos, lambda x: _sp().acos(x), "np.arccos({0})", 1,
-                   precedence=ATOM, numexpr="arccos({0})", latex=r"\arccos\left({0}\right)")
-ATAN = elementwise("atan", np.arctan, lambda x: _sp().atan(x), "np.arctan({0})", 1,
-                   precedence=ATOM, numexpr="arctan({0})", latex=r"\arctan\left({0}\right)")
-SINH = elementwise("sinh", np.sinh, lambda x: _sp().sinh(x), "np.sinh({0})", 1,
-                   precedence=ATOM, numexpr="sinh({0})", latex=r"\sinh\left({0}\right)")
-COSH = elementwise("cosh", np.cosh, lambda x: _sp().cosh(x), "np.cosh({0})", 1,
-                   precedence=ATOM, numexpr="cosh({0})", latex=r"\cosh\left({0}\right)")
+EXPM1 = _function("expm1", np.expm1, lambda x: _sp().exp(x) - 1, r"\operatorname{{expm1}}")
+LOG1P = _function("log1p", np.log1p, lambda x: _sp().log(1 + x), r"\operatorname{{log1p}}")
+TAN = _function("tan", np.tan, lambda x: _sp().tan(x), r"\tan")
+ASIN = _function("asin", np.arcsin, lambda x: _sp().asin(x), r"\arcsin")
+ACOS = _function("acos", np.arccos, lambda x: _sp().acos(x), r"\arccos")
+ATAN = _function("atan", np.arctan, lambda x: _sp().atan(x), r"\arctan")
+SINH = _function("sinh", np.sinh, lambda x: _sp().sinh(x), r"\sinh")
+COSH = _function("cosh", np.cosh, lambda x: _sp().cosh(x), r"\cosh")
 # NumPy has no erf ufunc: the standard library's math.erf, vectorized, is exact (and slow).
 ERF = elementwise("erf", _erf_impl, lambda x: _sp().erf(x),
                   "np.vectorize(math.erf, otypes=[{0}.dtype])({0})", 1,
@@ -296,19 +290,22 @@ POW = elementwise("pow", np.power, lambda x, y: x ** y, "{0} ** {1}", 2, NUMERIC
                   cost=lambda x, y: {2: 1, 1: 0, 0.5: 4, -1: 4}.get(y, FUNCTION_COST),
                   latex="{0}^{{{1}}}")
 _POW_SYMPY_VJP = _vjp_from_sympy("pow")
-# At ties the gradient goes to the first argument, as TensorFlow's Maximum/Minimum.
-MAXIMUM = elementwise("maximum", np.maximum, lambda x, y: _sp().Max(x, y),
-                      "np.maximum({0}, {1})", 2, "fiu",
-                      vjp=lambda g, out, x, y: (where(greater_equal(x, y), g, 0),
-                                                where(greater_equal(x, y), 0, g)),
-                      scalar=fast.maximum, cost=1, precedence=ATOM,
-                      numexpr="maximum({0}, {1})", latex=r"\max\left({0}, {1}\right)")
-MINIMUM = elementwise("minimum", np.minimum, lambda x, y: _sp().Min(x, y),
-                      "np.minimum({0}, {1})", 2, "fiu",
-                      vjp=lambda g, out, x, y: (where(less_equal(x, y), g, 0),
-                                                where(less_equal(x, y), 0, g)),
-                      scalar=fast.minimum, cost=1, precedence=ATOM,
-                      numexpr="minimum({0}, {1})", latex=r"\min\left({0}, {1}\right)")
+def _selection(name, ufunc, sympy_name, keeps_first, scalar, latex_head):
+    """maximum / minimum: the gradient goes to x where `keeps_first(x, y)` holds (ties
+    included, as TensorFlow's Maximum/Minimum), to y elsewhere."""
+    return elementwise(name, ufunc, lambda x, y: getattr(_sp(), sympy_name)(x, y),
+                       f"np.{name}({{0}}, {{1}})", 2, "fiu",
+                       vjp=lambda g, out, x, y: (where(keeps_first(x, y), g, 0),
+                                                 where(keeps_first(x, y), 0, g)),
+                       scalar=scalar, cost=1, precedence=ATOM,
+                       numexpr=f"{name}({{0}}, {{1}})",
+                       latex=latex_head + r"\left({0}, {1}\right)")
+
+
+MAXIMUM = _selection("maximum", np.maximum, "Max", lambda x, y: greater_equal(x, y),
+                     fast.maximum, r"\max")
+MINIMUM = _selection("minimum", np.minimum, "Min", lambda x, y: less_equal(x, y),
+                     fast.minimum, r"\min")
 
 _BOOL = lambda d: np.dtype(np.bool_)  # noqa: E731
 LESS = elementwise("less", np.less, None, "{0} < {1}", 2, "fiub", result_dtype=_BOOL,

@@ -35,22 +35,30 @@ def _pad_batched_operands(args, batched):
 
 # --- matmul ----------------------------------------------------------------------------
 
-def _matmul_infer(a, b):
+def _same_dtype(op_name, a, b):
     if a._dtype != b._dtype:
-        raise TypeError(f"matmul: operands have different dtypes, {a._dtype.name} {a._shape} "
-                        f"and {b._dtype.name} {b._shape}")
+        raise TypeError(f"{op_name}: operands have different dtypes, {a._dtype.name} "
+                        f"{a._shape} and {b._dtype.name} {b._shape}")
+
+
+def _batch_shape(op_name, a, b) -> tuple:
+    """The broadcast of two matrix stacks' leading (batch) dimensions."""
+    try:
+        return np.broadcast_shapes(a._shape[:-2], b._shape[:-2])
+    except ValueError:
+        raise ValueError(f"{op_name}: batch dimensions of {a._shape} and {b._shape} cannot "
+                         "be broadcast together") from None
+
+
+def _matmul_infer(a, b):
+    _same_dtype("matmul", a, b)
     if len(a._shape) < 2 or len(b._shape) < 2:
         raise ValueError(f"matmul: operands must have rank >= 2, got shapes {a._shape} and "
                          f"{b._shape}")
     if a._shape[-1] != b._shape[-2]:
         raise ValueError(f"matmul: inner dimensions differ, {a._shape} @ {b._shape} "
                          f"({a._shape[-1]} != {b._shape[-2]})")
-    try:
-        batch = np.broadcast_shapes(a._shape[:-2], b._shape[:-2])
-    except ValueError:
-        raise ValueError(f"matmul: batch dimensions of {a._shape} and {b._shape} cannot be "
-                         "broadcast together") from None
-    return batch + (a._shape[-2], b._shape[-1]), a._dtype
+    return _batch_shape("matmul", a, b) + (a._shape[-2], b._shape[-1]), a._dtype
 
 
 MATMUL = declare(Op(
@@ -501,52 +509,41 @@ MATRIX_INVERSE = declare(Op(
     numpy=lambda args, node: f"np.linalg.inv({args[0]})",
     latex="{0}^{{-1}}"))
 
-MATRIX_DETERMINANT = declare(Op(
-    name="matrix_determinant",
-    impl=np.linalg.det,
-    infer=_square_infer("det", batch_only=True),
-    # d det(A) = det(A) tr(A^-1 dA) (Jacobi), so the cotangent of A is g det(A) A^-T.
-    vjp=lambda g, out, x: (_as_matrix_batch(g * out) * matrix_transpose(inv(x)),),
-    batch=lambda args, batched, size: apply(MATRIX_DETERMINANT, args[0]),
-    numpy=lambda args, node: f"np.linalg.det({args[0]})",
-    latex=r"\det\left({0}\right)"))
+def _determinant_op(name, numpy_name, impl, expression, vjp, latex):
+    """A function of a square matrix stack's determinant, computed by
+    `np.linalg.<numpy_name>` (`expression` formats its result); one value per matrix."""
+    op = declare(Op(name=name, impl=impl, infer=_square_infer(numpy_name, batch_only=True),
+                    vjp=vjp, numpy=lambda args, node: expression.format(args[0]),
+                    latex=latex, differentiable=vjp is not None))
+    op.batch = lambda args, batched, size: apply(op, args[0])
+    return op
 
-LOG_ABS_DETERMINANT = declare(Op(
-    name="log_abs_determinant",
-    impl=lambda x: np.linalg.slogdet(x)[1],
-    infer=_square_infer("slogdet", batch_only=True),
-    # d log|det A| = tr(A^-1 dA), so the cotangent of A is g A^-T.
-    vjp=lambda g, out, x: (_as_matrix_batch(g) * matrix_transpose(inv(x)),),
-    batch=lambda args, batched, size: apply(LOG_ABS_DETERMINANT, args[0]),
-    numpy=lambda args, node: f"np.linalg.slogdet({args[0]})[1]",
-    latex=r"\log\left|\det\left({0}\right)\right|"))
 
+# d det(A) = det(A) tr(A^-1 dA) (Jacobi), so the cotangent of A is g det(A) A^-T.
+MATRIX_DETERMINANT = _determinant_op(
+    "matrix_determinant", "det", np.linalg.det, "np.linalg.det({0})",
+    lambda g, out, x: (_as_matrix_batch(g * out) * matrix_transpose(inv(x)),),
+    r"\det\left({0}\right)")
+# d log|det A| = tr(A^-1 dA), so the cotangent of A is g A^-T.
+LOG_ABS_DETERMINANT = _determinant_op(
+    "log_abs_determinant", "slogdet", lambda x: np.linalg.slogdet(x)[1],
+    "np.linalg.slogdet({0})[1]",
+    lambda g, out, x: (_as_matrix_batch(g) * matrix_transpose(inv(x)),),
+    r"\log\left|\det\left({0}\right)\right|")
 # The sign of det(A) is piecewise constant: no gradient (never recorded on a tape).
-DETERMINANT_SIGN = declare(Op(
-    name="determinant_sign",
-    impl=lambda x: np.linalg.slogdet(x)[0],
-    infer=_square_infer("slogdet", batch_only=True),
-    batch=lambda args, batched, size: apply(DETERMINANT_SIGN, args[0]),
-    numpy=lambda args, node: f"np.linalg.slogdet({args[0]})[0]",
-    latex=r"\operatorname{{sign}}\det\left({0}\right)",
-    differentiable=False))
+DETERMINANT_SIGN = _determinant_op(
+    "determinant_sign", "slogdet", lambda x: np.linalg.slogdet(x)[0],
+    "np.linalg.slogdet({0})[0]", None, r"\operatorname{{sign}}\det\left({0}\right)")
 
 
 def _solve_infer(matrix, rhs):
     _check_matrix("solve", matrix)
     _check_matrix("solve", rhs, square=False)
-    if matrix._dtype != rhs._dtype:
-        raise TypeError(f"solve: operands have different dtypes, {matrix._dtype.name} "
-                        f"{matrix._shape} and {rhs._dtype.name} {rhs._shape}")
+    _same_dtype("solve", matrix, rhs)
     if rhs._shape[-2] != matrix._shape[-1]:
         raise ValueError(f"solve: rhs of shape {rhs._shape} needs {matrix._shape[-1]} rows to "
                          f"match the matrix of shape {matrix._shape}")
-    try:
-        batch = np.broadcast_shapes(matrix._shape[:-2], rhs._shape[:-2])
-    except ValueError:
-        raise ValueError(f"solve: batch dimensions of {matrix._shape} and {rhs._shape} cannot "
-                         "be broadcast together") from None
-    return batch + rhs._shape[-2:], matrix._dtype
+    return _batch_shape("solve", matrix, rhs) + rhs._shape[-2:], matrix._dtype
 
 
 def _solve_vjp(g, out, matrix, rhs):

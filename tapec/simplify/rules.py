@@ -65,37 +65,39 @@ def _builder():
 
 # --- algebra ---------------------------------------------------------------------------
 
-@on("multiply")
-def multiply_by_one(n):
-    """x * 1 -> x"""
-    if n.op.name == "multiply":
+def _other_operand(n, op_name, value):
+    """x, where `n` is op_name(x, value) or op_name(value, x); else None."""
+    if n.op.name == op_name:
         a, b = n.inputs
-        if _is(b, 1):
-            return _widened(a, n)
-        if _is(a, 1):
-            return _widened(b, n)
+        if _is(b, value):
+            return a
+        if _is(a, value):
+            return b
+    return None
+
+
+def _identity_element(name, op_name, value, doc):
+    """The rule `name`: op_name(x, value) -> x (either operand order)."""
+    @on(op_name)
+    def rule(n):
+        x = _other_operand(n, op_name, value)
+        return None if x is None else _widened(x, n)
+    rule.__name__ = rule.__qualname__ = name      # the simplifier's statistics name rules
+    rule.__doc__ = doc
+    return rule
+
+
+multiply_by_one = _identity_element("multiply_by_one", "multiply", 1, "x * 1 -> x")
+add_zero = _identity_element("add_zero", "add", 0,
+                             "x + 0 -> x   (a -0.0 input stays -0.0 where x + 0 gives +0.0)")
 
 
 @on("multiply")
 def multiply_by_minus_one(n):
     """x * -1 -> -x"""
-    if n.op.name == "multiply":
-        a, b = n.inputs
-        if _is(b, -1):
-            return _widened(ew.negative(T(a))._node, n)
-        if _is(a, -1):
-            return _widened(ew.negative(T(b))._node, n)
-
-
-@on("add")
-def add_zero(n):
-    """x + 0 -> x   (a -0.0 input stays -0.0 where x + 0 gives +0.0)"""
-    if n.op.name == "add":
-        a, b = n.inputs
-        if _is(b, 0):
-            return _widened(a, n)
-        if _is(a, 0):
-            return _widened(b, n)
+    x = _other_operand(n, "multiply", -1)
+    if x is not None:
+        return _widened(ew.negative(T(x))._node, n)
 
 
 @on("subtract")

@@ -131,28 +131,26 @@ class Neg(Expr):
         return (self.x,)
 
 
-class Prod(Expr):
+class Factors(Expr):
+    """A product of `factors`; which product is the subclass."""
+    __slots__ = ("factors",)
+
+    def __init__(self, factors, layout):
+        super().__init__(layout)
+        self.factors = factors
+
+    def children(self):
+        return tuple(self.factors)
+
+
+class Prod(Factors):
     """Juxtaposition: matrix products, scalar factors (a number first), outer products."""
-    __slots__ = ("factors",)
-
-    def __init__(self, factors, layout):
-        super().__init__(layout)
-        self.factors = factors
-
-    def children(self):
-        return tuple(self.factors)
+    __slots__ = ()
 
 
-class Had(Expr):
+class Had(Factors):
     """The Hadamard (elementwise) product."""
-    __slots__ = ("factors",)
-
-    def __init__(self, factors, layout):
-        super().__init__(layout)
-        self.factors = factors
-
-    def children(self):
-        return tuple(self.factors)
+    __slots__ = ()
 
 
 class Frac(Expr):
