@@ -55,11 +55,11 @@ class Plan:
 
 def gradient(tape, request: Request) -> list:
     """One Tensor (or None) per source: d(sum of targets * seeds)/d(source)."""
-    g = tape._graph
+    g = tape.recorded.graph
     if _another_tape_records(tape):
         return _gradient_by_structure(tape, request)
     # The hot path: the recording's rows are its structure, kept as it was recorded.
-    position, live = g.position, tape._live
+    position, live = g.position, tape.recorded.live
     key = ("recording", CODEGEN_VERSION, request.mode, config.simplify_setting(),
            graph.RowsKey(g.rows),
            tuple([position.get(t._id, -1) for t in request.targets]),
@@ -72,7 +72,7 @@ def gradient(tape, request: Request) -> list:
         CACHE.put_alias(key, plan)
     if plan.entry is None:
         return [None] * len(request.source_ids)
-    ids, tensors, seeds = g.ids, tape._tensors, request.seeds
+    ids, tensors, seeds = g.ids, tape.recorded.tensors, request.seeds
     values = [tensors[ids[k]]._value if from_tape else seeds[k]._value
               for from_tape, k in plan.arg_refs]
     if plan.custom is None:
@@ -84,7 +84,7 @@ def gradient(tape, request: Request) -> list:
 
 def _plan(tape, request) -> Plan:
     """Prune, key by structure, build on a miss; then address the arguments by position."""
-    g = tape._graph
+    g = tape.recorded.graph
     pruned, differentiable = _pruned(tape, request)
     if not pruned.on_path:
         return Plan(None, ())
@@ -99,7 +99,7 @@ def _pruned(tape, request):
     """The part of the recording the derivative needs. Sources that are not watched (an
     unwatched tensor that only fed a recorded op) and integer sources are left out: as
     TensorFlow, their gradient is None."""
-    g, live = tape._graph, tape._live
+    g, live = tape.recorded.graph, tape.recorded.live
     differentiable = [s in live and d.kind in "fc"
                       for s, d in zip(request.source_ids, request.source_dtypes)]
     source_ids = [s for s, ok in zip(request.source_ids, differentiable) if ok]
@@ -118,7 +118,7 @@ def _compiled(g, pruned, request, differentiable) -> Compiled:
 
 def _gradient_by_structure(tape, request) -> list:
     """The general path: used when another tape records, so nesting must be honoured."""
-    g = tape._graph
+    g = tape.recorded.graph
     pruned, differentiable = _pruned(tape, request)
     if not pruned.on_path:
         return [None] * len(request.source_ids)
@@ -128,7 +128,7 @@ def _gradient_by_structure(tape, request) -> list:
         results = _interpret(tape, pruned, request, differentiable)
     else:
         entry = _compiled(g, pruned, request, differentiable)
-        values = [tape._tensors[pruned.ids[k]]._value if kind == "tape" else
+        values = [tape.recorded.tensors[pruned.ids[k]]._value if kind == "tape" else
                   request.seeds[k]._value for kind, k in entry.arg_keys]
         results = _results(entry, entry.fn(*values), request.source_dtypes)
     return results if custom is None else custom.drop_dead(leaves, results)
@@ -178,7 +178,7 @@ class CustomPaths:
 
     def begin(self, tape) -> list:
         """The gradient functions, told to note the Nones of the coming call."""
-        ids, tensors = tape._graph.ids, tape._tensors
+        ids, tensors = tape.recorded.graph.ids, tape.recorded.tensors
         leaves = [(k, tensors[ids[k]]) for k in self.leaves]
         for _, fn in leaves:
             fn.nones.clear()
@@ -316,14 +316,14 @@ def _build(g, pruned, request, differentiable) -> Compiled:
 def _interpret(tape, pruned, request, differentiable) -> list:
     """Evaluate the symbolic gradient through the public ops, so enclosing tapes record it."""
     from .tracing.recorder import interpret      # tracing builds on tape, which imports this module
-    outputs, feeds, _ = _symbolic_graph(tape._graph, pruned, request, differentiable)
+    outputs, feeds, _ = _symbolic_graph(tape.recorded.graph, pruned, request, differentiable)
 
     def fed_value(node):
         key = feeds.get(node)
         if key is None:
             return None
         kind, k = key
-        return tape._tensors[pruned.ids[k]] if kind == "tape" else request.seeds[k]
+        return tape.recorded.tensors[pruned.ids[k]] if kind == "tape" else request.seeds[k]
     return interpret(outputs, fed_value)
 
 
@@ -335,7 +335,7 @@ def symbolic(tape, request: Request, mode=None):
     arguments they came from. Fed nodes are ordinary op nodes here: a printer expands
     them into the expressions that computed them.
     """
-    g = tape._graph
+    g = tape.recorded.graph
     pruned, differentiable = _pruned(tape, request)
     if not pruned.on_path:
         return [None] * len(request.source_ids), {}
@@ -350,7 +350,7 @@ def symbolic(tape, request: Request, mode=None):
 
 def symbolic_value(tape, target):
     """The IR of how `target` was computed from its recorded leaves, and {leaf: id}."""
-    g = tape._graph
+    g = tape.recorded.graph
     if target._id not in g:
         return None, {}
     upstream, stack = set(), [target._id]

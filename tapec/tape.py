@@ -20,6 +20,7 @@ import numpy as np
 
 from . import context, engine, nest
 from .ir import graph
+from .ir.recorded import Recorded
 from .ir.graph import Record
 from .ops.registry import literal_record
 from .ops.shape import PLACEHOLDER, READ_VARIABLE, broadcast_to
@@ -74,6 +75,11 @@ class GradientTape:
         self._entered = False       # TensorFlow's "has a tape": entered, not yet released
         self._released_variables = ()   # watched_variables() after a release (as TF)
         self._clear()
+
+    @property
+    def recorded(self) -> Recorded:
+        """A read-only view of what this tape recorded (for tapec's own compilers)."""
+        return Recorded(self)
 
     def _clear(self):
         self._graph = graph.Recording()

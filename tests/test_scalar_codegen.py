@@ -16,6 +16,7 @@ import pytest
 
 import tapec as tf
 from tapec.codegen import scalar
+from tapec.ops import scalar_forms
 from tapec.codegen.emit import compile_function, emit
 from tapec.ir.nodes import Builder
 from tapec.ops.registry import REGISTRY, Op, apply, literal
@@ -26,7 +27,8 @@ F64 = np.dtype(np.float64)
 BOOL = np.dtype(np.bool_)
 
 # sin and cos have templates only where NumPy's loops are the C library's (probed).
-LIBM_OK = scalar._agrees_with_libm("sin", np.sin) and scalar._agrees_with_libm("cos", np.cos)
+LIBM_OK = (scalar_forms._agrees_with_libm("sin", np.sin)
+           and scalar_forms._agrees_with_libm("cos", np.cos))
 needs_libm = pytest.mark.skipif(not LIBM_OK, reason="this NumPy's sin/cos are not libm's")
 
 

@@ -77,7 +77,7 @@ class _Explainer:
 
     def __init__(self, tape, targets, source):
         self.tape, self.targets, self.source = tape, targets, source
-        self.graph = tape._graph
+        self.graph = tape.recorded.graph
         self.name = describe(source)
         self.source_id = source._handle_id if isinstance(source, Variable) else source._id
         self.head = f"The gradient with respect to {self.name} is None {_ZERO}. Reason: "
@@ -104,7 +104,7 @@ class _Explainer:
                 "it.")
 
     def used(self):
-        if not self.tape._used:
+        if not self.tape.recorded.used:
             return None
         return (f"The gradient with respect to {self.name} cannot be computed by this tape. "
                 "Reason: the tape was already used: a non-persistent GradientTape allows one "
@@ -124,10 +124,10 @@ class _Explainer:
     # --- (a) watching ----------------------------------------------------------------------
     def watched(self):
         tape, source = self.tape, self.source
-        if self.source_id in tape._live:
+        if self.source_id in tape.recorded.live:
             return None
         head = self.head + "the source is not watched by this tape: "
-        if self.source_id in tape._ignored:
+        if self.source_id in tape.recorded.ignored:
             return (head + "it was passed to tape.watch() while the tape was not recording "
                     "(inside tape.stop_recording() or outside its with block), which has no "
                     "effect. Call tape.watch() inside the with block, outside "
@@ -137,7 +137,7 @@ class _Explainer:
                 return (head + "it is a non-trainable Variable (trainable=False), and tapes "
                         "only watch trainable Variables automatically. Call tape.watch(v) "
                         "inside the tape's with block before using it.")
-            if not tape._watch_accessed_variables:
+            if not tape.recorded.watches_accessed_variables:
                 return (head + "the tape was created with watch_accessed_variables=False, so "
                         "it watches only what is passed to tape.watch(). Call tape.watch(v) "
                         "before using it.")
@@ -310,12 +310,12 @@ class _Explainer:
         (inside stop_recording(), after the with block; `before`: also before it began)."""
         tape = self.tape
         why = None
-        for start, reason, end in tape._gaps:
+        for start, reason, end in tape.recorded.gaps:
             if start < node_id < end:
                 why = reason
-        if why is None and tape._gap is not None and node_id > tape._gap[0]:
-            why = tape._gap[1]
-        if why is None and before and (tape._started is None or node_id < tape._started):
+        if why is None and tape.recorded.gap is not None and node_id > tape.recorded.gap[0]:
+            why = tape.recorded.gap[1]
+        if why is None and before and (tape.recorded.started is None or node_id < tape.recorded.started):
             why = "before"
         return {"stop_recording": "inside tape.stop_recording()",
                 "exit": "after the tape's with block ended",
@@ -324,7 +324,7 @@ class _Explainer:
     def _paused_since(self, node_id) -> bool:
         """Whether the tape was inside stop_recording() after `node_id` was created."""
         tape = self.tape
-        windows = [(s, r) for s, r, _ in tape._gaps] + ([tape._gap] if tape._gap else [])
+        windows = [(s, r) for s, r, _ in tape.recorded.gaps] + ([tape.recorded.gap] if tape.recorded.gap else [])
         return any(r == "stop_recording" and s > node_id for s, r in windows)
 
     def _paused_leaves(self, node_ids):
@@ -337,17 +337,17 @@ class _Explainer:
 
     def _node(self, node_id) -> str:
         r = self.graph[node_id]
-        held = self.tape._tensors.get(node_id)
+        held = self.tape.recorded.tensors.get(node_id)
         if r.op is PLACEHOLDER:
             kind = r.attrs.get("kind")
-            if kind == "variable" and node_id in self.tape._variables:
-                return describe(self.tape._variables[node_id])
+            if kind == "variable" and node_id in self.tape.recorded.variables:
+                return describe(self.tape.recorded.variables[node_id])
             adjective = "watched" if kind == "watched" else "unwatched"
             if held is not None:
                 return describe(held, adjective)
             return f"a {adjective} {r.dtype.name} tensor of shape {r.shape}"
         if r.op is READ_VARIABLE:
-            variable = self.tape._variables.get(r.inputs[0])
+            variable = self.tape.recorded.variables.get(r.inputs[0])
             return f"a read of {describe(variable)}" if variable is not None else "a read"
         if r.op.name == "constant":
             return f"the constant {r.attrs['value']!r}"

@@ -12,7 +12,7 @@ import textwrap
 
 import numpy as np
 
-from ..codegen.literals import python_literal
+from ..ops.literals import python_literal
 
 WIDTH = 100                 # the longest line the module should have (literals are wrapped)
 LITERAL_MAX_ELEMENTS = 100  # larger constants are embedded as hex bytes, not decimals

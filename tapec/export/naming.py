@@ -142,7 +142,7 @@ class ModuleNamer(Namer):
                     f"Variable {display(label)}"
                 value, fallback = variable._value, "var"
             else:
-                tensor = low.tape._tensors.get(low.captured_ids[k])
+                tensor = low.tape.recorded.tensors.get(low.captured_ids[k])
                 value = low.captured[k]
                 base = by_id.get(id(tensor)) or by_id.get(id(value)) or \
                     _closure_match(closure, np.asarray(value)) or "const"

@@ -85,8 +85,8 @@ def _formulas(module) -> list:
         kind, k = low.feeds[node]
         if kind == "variable":
             pairs.append((low.variables[k], name))
-        elif kind == "captured" and low.captured_ids[k] in low.tape._tensors:
-            pairs.append((low.tape._tensors[low.captured_ids[k]], name))
+        elif kind == "captured" and low.captured_ids[k] in low.tape.recorded.tensors:
+            pairs.append((low.tape.recorded.tensors[low.captured_ids[k]], name))
     formulas = []
     try:
         from .latex import tape_latex

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import sympy_rules
-from ..codegen import scalar as fast
+from . import scalar_forms as fast
 from ..tensor import Tensor, _used
 from .registry import (ATOM, FUNCTION_COST, POWER, PRODUCT, REGISTRY, SUM, UNARY, Op, apply,
                        declare, to_tensors)

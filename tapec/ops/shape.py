@@ -16,6 +16,7 @@ import numpy as np
 
 from ..dtypes import as_numpy_dtype
 from ..tensor import shape_arg
+from .literals import python_literal
 from .registry import REGISTRY, Op, apply, declare, to_tensors
 
 # This module defines TensorFlow's `range`, which shadows the builtin for its own code.
@@ -23,7 +24,6 @@ _range = builtins.range
 
 
 def _printed(value) -> str:
-    from ..codegen.literals import python_literal
     return python_literal(value)
 
 

@@ -166,7 +166,7 @@ class Lowered:
         self.result, self.flat, self.builder, self.nodes = result, flat, builder, nodes
         self.feeds, self.captured_tensors = feeds, captured_tensors
         self.guards, self.effects, self.node_of = guards, effects, node_of
-        self.variables = dict(tape._variables)
+        self.variables = dict(tape.recorded.variables)
         self.arg_names = [identifier(n, f"arg{i}") for i, n in enumerate(call.names)]
 
     @property
@@ -187,7 +187,7 @@ class Lowered:
 def lower_trace(function, tape, call, traced, result) -> Lowered:
     flat = [r if r is None or isinstance(r, Tensor) else
             Tensor._eager(_to_array(r, None, "result")) for r in nest.flatten(result)]
-    g = tape._graph
+    g = tape.recorded.graph
     builder, feeds, captured = Builder(), {}, []
     arg_index = {t._id: i for i, t in enumerate(traced) if isinstance(t, Tensor)}
 
@@ -200,7 +200,7 @@ def lower_trace(function, tape, call, traced, result) -> Lowered:
             feeds[node] = ("arg", arg_index[node_id])
         elif r.attrs.get("kind") != "variable":        # a handle: its reads are fed
             feeds[node] = ("captured", len(captured))
-            captured.append(tape._tensors[node_id])
+            captured.append(tape.recorded.tensors[node_id])
         return node
 
     with builder:

@@ -73,7 +73,7 @@ def tape_latex(tape, target, sources=None, names=None) -> str:
                            "gradient and released its recording; call latex before "
                            "gradient, or use GradientTape(persistent=True)")
     user, known = user_names(names)
-    for handle, variable in tape._variables.items():
+    for handle, variable in tape.recorded.variables.items():
         known.setdefault(handle, variable._value)
     target_key = key_of(target)
     if sources is None:
@@ -102,7 +102,7 @@ def _value_latex(tape, target, target_key, user, known):
 def _derivative_latex(tape, target, target_key, flat_sources, user, known):
     source_keys = [key_of(s) for s in flat_sources]
     if isinstance(target, Variable):
-        target = tape._as_target(target, "latex")
+        target = tape.recorded.target(target, "latex")
     if not isinstance(target, Tensor):
         raise TypeError(f"latex: target must be a Tensor or a Variable, got "
                         f"{type(target).__name__}")

@@ -40,8 +40,8 @@ class PrintableGraph:
     """
 
     def __init__(self, tape, leaves, user, known):
-        self.records, self.leaves, self.user = tape._graph, leaves, user
-        self.variables, self.tensors, self.known = tape._variables, tape._tensors, known
+        self.records, self.leaves, self.user = tape.recorded.graph, leaves, user
+        self.variables, self.tensors, self.known = tape.recorded.variables, tape.recorded.tensors, known
         self._nodes, self._ids, self._leaf = {}, {}, {}
 
     def node(self, root):

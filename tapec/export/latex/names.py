@@ -120,7 +120,7 @@ class Namer:
         self.tape, self.user = tape, user
         self.source_keys = list(source_keys)
         # The tape's Variables, and those given as target or sources (maybe unwatched).
-        self.variables = dict(tape._variables)
+        self.variables = dict(tape.recorded.variables)
         self.variables.update((v._handle_id, v) for v in variables)
         self.names = {}
 
@@ -169,7 +169,7 @@ class Namer:
         return self.names
 
     def _watched(self, key):
-        record = self.tape._graph.get(key)
+        record = self.tape.recorded.graph.get(key)
         return record is not None and record.attrs.get("kind") == "watched"
 
     @staticmethod

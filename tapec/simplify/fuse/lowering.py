@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from ...codegen.literals import python_literal
+from ...ops.literals import python_literal
 from ...ops import sympy_rules
 from ...ops.registry import ATOM, FUNCTION_COST, REGISTRY
 from .program import Call, Code, extend_shapes, op_cost, operand_shape
