@@ -43,17 +43,9 @@ from tapec.ops.registry import REGISTRY
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PAGES = ["README.md"] + sorted(f"docs/{p.name}" for p in (ROOT / "docs").glob("*.md"))
 
-# Blocks that fail today on pages being rewritten by their owners (who will make them
-# run): xfail(strict=False), keyed by page and the block's first line, which moves less
-# than its line number.
-XFAIL = {
-    ("docs/architecture.md", 'TANH = elementwise("tanh"'):
-        "an excerpt of tapec/ops/elementwise.py: elementwise and sympy are not imported",
-    ("docs/latex.md", "tape.latex(target)"):
-        "a synopsis of signatures, not a program: tape, target, sources are undefined",
-    ("docs/simplifier.md", 'tapec.set_simplify("off" | "fast" | "full")'):
-        "a synopsis: tapec is not imported, and \"off\" | \"fast\" is not a mode",
-}
+# Blocks known to fail, as xfail(strict=False) with the reason, keyed by page and the
+# block's first line (which moves less than its line number). None today.
+XFAIL = {}
 
 FENCE = re.compile(r"^(?P<indent>[ \t]*)```(?P<lang>[\w+-]*)[ \t]*$")
 SKIP = re.compile(r"<!--\s*docs-test:\s*skip:\s*(?P<reason>.*?)\s*-->\s*$")
