@@ -99,7 +99,8 @@ def _literal_value(t):
 
 def elementwise(name, ufunc, sympy_fn, template, arity, kinds="fc", latex=None,
                 result_dtype=None, differentiable=True, vjp=None, scalar=None,
-                cost=FUNCTION_COST, precedence=None, numexpr=None, numexpr_precedence=None):
+                cost=FUNCTION_COST, precedence=None, numexpr=None, numexpr_precedence=None,
+                domain=None):
     """Declare an elementwise op from its ufunc and SymPy expression.
 
     The VJP is derived from `sympy_fn` unless `vjp` is given (for the few ops whose
@@ -108,7 +109,8 @@ def elementwise(name, ufunc, sympy_fn, template, arity, kinds="fc", latex=None,
     the fast path of 0-d float64 graphs (see `codegen.scalar`); it must compute
     bit for bit what the ufunc computes. `cost`, `precedence`, `numexpr` and
     `numexpr_precedence` are the facets fusion prints and costs the op by (see `Op`):
-    a call costs FUNCTION_COST unless it says otherwise."""
+    a call costs FUNCTION_COST unless it says otherwise. `domain`, one tuple of
+    intervals per input, is where tests draw its arguments (default (-1.5, 1.5))."""
     if vjp is None and differentiable and sympy_fn is not None:
         vjp = _vjp_from_sympy(name)
     op = declare(Op(
@@ -123,9 +125,16 @@ def elementwise(name, ufunc, sympy_fn, template, arity, kinds="fc", latex=None,
         differentiable=differentiable,
         arity=arity, sympy=sympy_fn, template=template,
         cost=cost, precedence=precedence, numexpr=numexpr, numexpr_precedence=numexpr_precedence,
+        domain=domain,
     ))
     op.batch = batch_elementwise(op)
     return op
+
+
+# Test domains (`Op.domain`): away from a kink or a pole at 0, positive, and |x| < 1.
+AWAY_FROM_ZERO = ((-2.0, -0.1), (0.1, 2.0))
+POSITIVE = ((0.2, 2.0),)
+INSIDE_UNIT = ((-0.9, 0.9),)
 
 
 def _sp():
@@ -139,12 +148,12 @@ NEGATIVE = elementwise("negative", np.negative, lambda x: -x, "-{0}", 1, NUMERIC
                        scalar="-{0}", cost=1, precedence=UNARY, latex="-{0}")
 ABS = elementwise("abs", np.abs, lambda x: _sp().Abs(x), "np.abs({0})", 1, NUMERIC,
                   scalar="abs({0})", cost=1, precedence=ATOM, numexpr="abs({0})",
-                  latex=r"\left|{0}\right|")
+                  latex=r"\left|{0}\right|", domain=(AWAY_FROM_ZERO,))
 # sign' is zero almost everywhere (SymPy says 2*DiracDelta); TensorFlow's gradient is zeros.
 SIGN = elementwise("sign", np.sign, lambda x: _sp().sign(x), "np.sign({0})", 1, NUMERIC,
                    vjp=lambda g, out, x: (fill(x._shape, 0, x._dtype),),
                    scalar=fast.sign, cost=1, precedence=ATOM, numexpr="sign({0})",
-                   latex=r"\operatorname{{sign}}\left({0}\right)")
+                   latex=r"\operatorname{{sign}}\left({0}\right)", domain=(AWAY_FROM_ZERO,))
 SQUARE = elementwise("square", np.square, lambda x: x ** 2, "np.square({0})", 1, NUMERIC,
                     scalar="{0} * {0}", cost=1, precedence=ATOM,
                     numexpr="{0}**2", numexpr_precedence=POWER, latex="{0}^{{2}}")
@@ -169,9 +178,9 @@ def _function(name, ufunc, sympy_fn, latex_head, **kwargs):
 SQRT = elementwise("sqrt", np.sqrt, lambda x: _sp().sqrt(x), "np.sqrt({0})", 1,
                    vjp=_sqrt_vjp, scalar="math.sqrt({0})",
                    cost=4, precedence=ATOM, numexpr="sqrt({0})",
-                   latex=r"\sqrt{{{0}}}")
+                   latex=r"\sqrt{{{0}}}", domain=(POSITIVE,))
 EXP = _function("exp", np.exp, lambda x: _sp().exp(x), r"\exp")
-LOG = _function("log", np.log, lambda x: _sp().log(x), r"\log")
+LOG = _function("log", np.log, lambda x: _sp().log(x), r"\log", domain=(POSITIVE,))
 SIN = _function("sin", np.sin, lambda x: _sp().sin(x), r"\sin", scalar=fast.libm("sin", np.sin))
 COS = _function("cos", np.cos, lambda x: _sp().cos(x), r"\cos", scalar=fast.libm("cos", np.cos))
 TANH = _function("tanh", np.tanh, lambda x: _sp().tanh(x), r"\tanh")
@@ -183,10 +192,11 @@ def _erf_impl(x):
 
 
 EXPM1 = _function("expm1", np.expm1, lambda x: _sp().exp(x) - 1, r"\operatorname{{expm1}}")
-LOG1P = _function("log1p", np.log1p, lambda x: _sp().log(1 + x), r"\operatorname{{log1p}}")
-TAN = _function("tan", np.tan, lambda x: _sp().tan(x), r"\tan")
-ASIN = _function("asin", np.arcsin, lambda x: _sp().asin(x), r"\arcsin")
-ACOS = _function("acos", np.arccos, lambda x: _sp().acos(x), r"\arccos")
+LOG1P = _function("log1p", np.log1p, lambda x: _sp().log(1 + x), r"\operatorname{{log1p}}",
+                  domain=(((-0.5, 2.0),),))
+TAN = _function("tan", np.tan, lambda x: _sp().tan(x), r"\tan", domain=(((-1.2, 1.2),),))
+ASIN = _function("asin", np.arcsin, lambda x: _sp().asin(x), r"\arcsin", domain=(INSIDE_UNIT,))
+ACOS = _function("acos", np.arccos, lambda x: _sp().acos(x), r"\arccos", domain=(INSIDE_UNIT,))
 ATAN = _function("atan", np.arctan, lambda x: _sp().atan(x), r"\arctan")
 SINH = _function("sinh", np.sinh, lambda x: _sp().sinh(x), r"\sinh")
 COSH = _function("cosh", np.cosh, lambda x: _sp().cosh(x), r"\cosh")
@@ -228,7 +238,7 @@ RELU = elementwise("relu", lambda x: np.maximum(x, 0), lambda x: _sp().Max(x, 0)
                    "np.maximum({0}, 0)", 1, kinds="fiu",
                    vjp=lambda g, out, x: (where(greater(x, 0), g, 0),), scalar=fast.relu,
                    cost=1, precedence=ATOM, numexpr="maximum({0}, 0)",
-                   latex=r"\operatorname{{relu}}\left({0}\right)")
+                   latex=r"\operatorname{{relu}}\left({0}\right)", domain=(AWAY_FROM_ZERO,))
 # floor and round are piecewise constant: no gradient (None), as TensorFlow.
 FLOOR = elementwise("floor", np.floor, None, "np.floor({0})", 1, differentiable=False,
                     latex=r"\operatorname{{floor}}\left({0}\right)")
@@ -257,7 +267,8 @@ DIVIDE = elementwise("divide", np.true_divide, lambda x, y: x / y, "{0} / {1}", 
                      result_dtype=lambda d: d if d.kind in "fc" else
                      np.dtype(np.float64 if d.itemsize >= 4 else np.float32),
                      scalar="{0} / {1}", vjp=lambda g, out, x, y: _divide_vjp(g, out, x, y),
-                     cost=4, precedence=PRODUCT, latex=r"\frac{{{0}}}{{{1}}}")
+                     cost=4, precedence=PRODUCT, latex=r"\frac{{{0}}}{{{1}}}",
+                     domain=(((-1.5, 1.5),), AWAY_FROM_ZERO))
 _DIVIDE_SYMPY_VJP = _vjp_from_sympy("divide")
 
 
@@ -265,8 +276,9 @@ def _pow_vjp(g, out, x, y):
     """TensorFlow's rule, d/dx = y * x**(y - 1) and d/dy = out * log(x) masked to 0 where
     x <= 0, except that d/dx is 0 at x = 0 with y == 0 (x**0 is constant; TensorFlow
     gives nan there). Only that point is masked, so d/dx keeps its derivative in y
-    (d2/dxdy = 1/x at y == 0) everywhere else. SymPy's y * x**y / x would be nan at x = 0 and x = +-inf. A literal
-    exponent (or a positive finite literal base) keeps SymPy's rule: x**2 gives 2*x."""
+    (d2/dxdy = 1/x at y == 0) everywhere else. SymPy's y * x**y / x would be nan at x = 0
+    and x = +-inf. A literal exponent (or a positive finite literal base) keeps SymPy's
+    rule: x**2 gives 2*x."""
     base, exponent = _literal_value(x), _literal_value(y)
     if exponent is not None and exponent != 0 or \
             base is not None and np.isfinite(base) and base > 0:
@@ -288,7 +300,7 @@ POW = elementwise("pow", np.power, lambda x, y: x ** y, "{0} ** {1}", 2, NUMERIC
                   vjp=lambda g, out, x, y: _pow_vjp(g, out, x, y), precedence=POWER,
                   # by a literal exponent: x**2 is one multiply, x**0.5 a sqrt, x**-1 a division
                   cost=lambda x, y: {2: 1, 1: 0, 0.5: 4, -1: 4}.get(y, FUNCTION_COST),
-                  latex="{0}^{{{1}}}")
+                  latex="{0}^{{{1}}}", domain=(POSITIVE, ((-1.5, 1.5),)))
 _POW_SYMPY_VJP = _vjp_from_sympy("pow")
 def _selection(name, ufunc, sympy_name, keeps_first, scalar, latex_head):
     """maximum / minimum: the gradient goes to x where `keeps_first(x, y)` holds (ties

@@ -78,6 +78,9 @@ class Op:
     cost: int | Callable | None = None       # elementwise ops: fusion's weight per element
     numexpr: str | None = None               # elementwise ops: numexpr's "exp({0})"
     numexpr_precedence: int | None = None    # how `numexpr` binds, where not as `template`
+    # elementwise ops: per input, the intervals tests draw values from, where the op is
+    # smooth (None: (-1.5, 1.5) for every input); a declared op is tested on them
+    domain: tuple | None = None
 
     def __repr__(self):
         return f"Op({self.name})"
