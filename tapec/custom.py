@@ -165,7 +165,7 @@ CUSTOM_CALL = declare(Op(
     differentiable=False))
 
 CUSTOM_RESULT = declare(Op(
-    name="custom_gradient_result", impl=None,
+    name="custom_gradient_result", short="custom", impl=None,
     infer=lambda call, index, shape, dtype: (tuple(shape), np.dtype(dtype)),
     numpy=lambda args, node: f"{args[0]}[{node.attrs['index']}]",
     batch=_result_batch,

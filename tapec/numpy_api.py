@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .ops.registry import REGISTRY
 from .tensor import Tensor, Variable, _Operators, is_recorded
 
 __all__ = ["UFUNCS", "HANDLERS", "array_ufunc", "array_function", "handles"]
@@ -35,20 +36,17 @@ def _as_tensor(x):
 
 # --- ufuncs ----------------------------------------------------------------------------
 
-UFUNCS = {
-    np.add: "add", np.subtract: "subtract", np.multiply: "multiply",
-    np.true_divide: "divide", np.power: "pow", np.float_power: "pow",
-    np.negative: "negative", np.absolute: "abs", np.sign: "sign", np.square: "square",
-    np.sqrt: "sqrt", np.exp: "exp", np.expm1: "expm1", np.log: "log", np.log1p: "log1p",
-    np.sin: "sin", np.cos: "cos", np.tan: "tan", np.arcsin: "asin", np.arccos: "acos",
-    np.arctan: "atan", np.sinh: "sinh", np.cosh: "cosh", np.tanh: "tanh",
-    np.maximum: "maximum", np.minimum: "minimum", np.fmax: "maximum", np.fmin: "minimum",
-    np.less: "less", np.less_equal: "less_equal", np.greater: "greater",
-    np.greater_equal: "greater_equal", np.equal: "equal", np.not_equal: "not_equal",
-    np.logical_and: "logical_and", np.logical_or: "logical_or",
-    np.logical_not: "logical_not", np.floor: "floor", np.rint: "round",
-    np.matmul: "matmul",
-}
+def _ufuncs() -> dict:
+    """NumPy ufunc -> the op computing it: every op whose implementation is that ufunc,
+    plus the ufuncs another op computes exactly (float_power is pow in float64, which
+    the dtype promotion below provides; rint is round). fmax/fmin are not maximum and
+    minimum: they ignore a NaN where those propagate it."""
+    ufuncs = {op.impl: name for name, op in REGISTRY.items() if isinstance(op.impl, np.ufunc)}
+    ufuncs.update({np.float_power: "pow", np.rint: "round"})
+    return ufuncs
+
+
+UFUNCS = _ufuncs()
 
 
 def _ufunc_name(ufunc) -> str:

@@ -237,3 +237,23 @@ def test_einsum_with_an_ellipsis_anywhere(equation, shapes):
     got = np.einsum(equation, *[tf.constant(a) for a in arrays])
     np.testing.assert_allclose(got.numpy(), np.einsum(equation, *arrays), rtol=1e-12)
     check_gradients(lambda *t: np.einsum(equation, *t), arrays)
+
+
+def test_fmax_and_fmin_ignore_nan_as_numpy_does():
+    # They were mapped to maximum/minimum, which propagate nan: a silently wrong value.
+    values = np.array([np.nan, 1.0, -2.0])
+    np.testing.assert_array_equal(np.fmax(tf.constant(values), 0.5), np.fmax(values, 0.5))
+    np.testing.assert_array_equal(np.fmin(tf.constant(values), 0.5), np.fmin(values, 0.5))
+    x = tf.constant(values)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        with pytest.raises(TypeError, match=r"numpy\.fmax is not supported"):
+            np.fmax(x, 0.5)
+
+
+def test_every_op_implemented_by_a_ufunc_dispatches_from_it():
+    from tapec.numpy_api import UFUNCS
+    from tapec.ops import REGISTRY
+    for name, op in REGISTRY.items():
+        if isinstance(op.impl, np.ufunc):
+            assert UFUNCS[op.impl] == name

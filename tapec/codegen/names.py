@@ -29,20 +29,12 @@ GENERATED_GLOBALS = frozenset({"np", "math", "numexpr", "tapec_blocked"})
 RESERVED = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | \
     frozenset(dir(builtins)) | GENERATED_GLOBALS
 
-# Shorter spellings of long op names (`xent_3`, not `softmax_cross_entropy_with_logits_3`,
-# which would push lines past a readable width).
-SHORT = {"reduce_sum": "sum", "reduce_max": "max", "reduce_min": "min",
-         "reduce_prod": "prod", "reduce_logsumexp": "logsumexp",
-         "softmax_cross_entropy_with_logits": "xent", "log_abs_determinant": "logabsdet",
-         "matrix_determinant": "det", "determinant_sign": "det_sign",
-         "matrix_inverse": "inv", "matrix_solve": "solve", "matrix_diag": "diag",
-         "matrix_diag_part": "diag_part", "broadcast_to": "broadcast",
-         "read_variable": "read", "custom_gradient_result": "custom"}
 
 
 def op_base(op) -> str:
-    """The stem of the names of `op`'s values: its short name, as an identifier."""
-    base = re.sub(r"[^A-Za-z0-9_]", "_", SHORT.get(op.name, op.name))
+    """The stem of the names of `op`'s values: its declared short name (`xent_3`, not
+    `softmax_cross_entropy_with_logits_3`), else its name, as an identifier."""
+    base = re.sub(r"[^A-Za-z0-9_]", "_", op.short or op.name)
     return base if base[:1].isalpha() else f"value{base}"
 
 

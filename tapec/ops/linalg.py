@@ -405,7 +405,7 @@ def _diag_impl(v, num_rows, num_cols):
 # Extracting the diagonal and placing a vector on a diagonal of zeros are each other's
 # transposes, so each is the other's VJP.
 MATRIX_DIAG_PART = declare(Op(
-    name="matrix_diag_part",
+    name="matrix_diag_part", short="diag_part",
     impl=lambda x: np.diagonal(x, axis1=-2, axis2=-1),
     infer=_diag_part_infer,
     vjp=lambda g, out, x: (apply(MATRIX_DIAG, g, num_rows=x._shape[-2],
@@ -415,7 +415,7 @@ MATRIX_DIAG_PART = declare(Op(
     latex=r"\operatorname{{diag\_part}}\left({0}\right)"))
 
 MATRIX_DIAG = declare(Op(
-    name="matrix_diag",
+    name="matrix_diag", short="diag",
     impl=_diag_impl,
     infer=_diag_infer,
     vjp=lambda g, out, v, num_rows, num_cols: (apply(MATRIX_DIAG_PART, g),),
@@ -500,7 +500,7 @@ def _naming_singular(op_name, fn):
 
 
 MATRIX_INVERSE = declare(Op(
-    name="matrix_inverse",
+    name="matrix_inverse", short="inv",
     impl=_naming_singular("inv", np.linalg.inv),
     infer=_square_infer("inv"),
     # d(A^-1) = -A^-1 dA A^-1, so the cotangent of A is -A^-T g A^-T (out = A^-1).
@@ -509,10 +509,10 @@ MATRIX_INVERSE = declare(Op(
     numpy=lambda args, node: f"np.linalg.inv({args[0]})",
     latex="{0}^{{-1}}"))
 
-def _determinant_op(name, numpy_name, impl, expression, vjp, latex):
+def _determinant_op(name, short, numpy_name, impl, expression, vjp, latex):
     """A function of a square matrix stack's determinant, computed by
     `np.linalg.<numpy_name>` (`expression` formats its result); one value per matrix."""
-    op = declare(Op(name=name, impl=impl, infer=_square_infer(numpy_name, batch_only=True),
+    op = declare(Op(name=name, short=short, impl=impl, infer=_square_infer(numpy_name, batch_only=True),
                     vjp=vjp, numpy=lambda args, node: expression.format(args[0]),
                     latex=latex, differentiable=vjp is not None))
     op.batch = lambda args, batched, size: apply(op, args[0])
@@ -521,18 +521,18 @@ def _determinant_op(name, numpy_name, impl, expression, vjp, latex):
 
 # d det(A) = det(A) tr(A^-1 dA) (Jacobi), so the cotangent of A is g det(A) A^-T.
 MATRIX_DETERMINANT = _determinant_op(
-    "matrix_determinant", "det", np.linalg.det, "np.linalg.det({0})",
+    "matrix_determinant", "det", "det", np.linalg.det, "np.linalg.det({0})",
     lambda g, out, x: (_as_matrix_batch(g * out) * matrix_transpose(inv(x)),),
     r"\det\left({0}\right)")
 # d log|det A| = tr(A^-1 dA), so the cotangent of A is g A^-T.
 LOG_ABS_DETERMINANT = _determinant_op(
-    "log_abs_determinant", "slogdet", lambda x: np.linalg.slogdet(x)[1],
+    "log_abs_determinant", "logabsdet", "slogdet", lambda x: np.linalg.slogdet(x)[1],
     "np.linalg.slogdet({0})[1]",
     lambda g, out, x: (_as_matrix_batch(g) * matrix_transpose(inv(x)),),
     r"\log\left|\det\left({0}\right)\right|")
 # The sign of det(A) is piecewise constant: no gradient (never recorded on a tape).
 DETERMINANT_SIGN = _determinant_op(
-    "determinant_sign", "slogdet", lambda x: np.linalg.slogdet(x)[0],
+    "determinant_sign", "det_sign", "slogdet", lambda x: np.linalg.slogdet(x)[0],
     "np.linalg.slogdet({0})[0]", None, r"\operatorname{{sign}}\det\left({0}\right)")
 
 
@@ -554,7 +554,7 @@ def _solve_vjp(g, out, matrix, rhs):
 
 
 MATRIX_SOLVE = declare(Op(
-    name="matrix_solve",
+    name="matrix_solve", short="solve",
     impl=_naming_singular("solve", np.linalg.solve),
     infer=_solve_infer,
     vjp=_solve_vjp,

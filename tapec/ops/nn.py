@@ -107,7 +107,7 @@ def _sce_lines(out, args, node):
 
 
 SOFTMAX_CROSS_ENTROPY = declare(Op(
-    name="softmax_cross_entropy_with_logits",
+    name="softmax_cross_entropy_with_logits", short="xent",
     impl=_sce_impl,
     infer=_sce_infer,
     vjp=_sce_vjp,

@@ -92,7 +92,8 @@ def _numpy_reduce(function):
 def _reduction(name, impl, vjp, function, latex, kinds, needs_elements=False):
     """Declare a reduction primitive `name(x, axis=tuple, keepdims=bool)`."""
     op = declare(Op(name=name, impl=impl, infer=_reduce_infer_for(name, kinds, needs_elements),
-                    vjp=vjp, numpy=_numpy_reduce(function), latex=latex))
+                    vjp=vjp, numpy=_numpy_reduce(function), latex=latex,
+                    short=name.removeprefix("reduce_")))
     op.batch = _batch_reduce(op)
     return op
 
@@ -258,7 +259,7 @@ def _logsumexp_vjp(g, out, x, axis, keepdims):
 
 
 REDUCE_LOGSUMEXP = declare(Op(
-    name="reduce_logsumexp",
+    name="reduce_logsumexp", short="logsumexp",
     impl=_logsumexp,
     infer=_reduce_infer_for("reduce_logsumexp", "f"),
     vjp=_logsumexp_vjp,

@@ -81,6 +81,7 @@ class Op:
     # elementwise ops: per input, the intervals tests draw values from, where the op is
     # smooth (None: (-1.5, 1.5) for every input); a declared op is tested on them
     domain: tuple | None = None
+    short: str | None = None     # what generated code calls its values (sum_1), if not name
 
     def __repr__(self):
         return f"Op({self.name})"

@@ -197,7 +197,7 @@ def _identity_infer(x, **attrs):
 
 
 READ_VARIABLE = declare(Op(
-    name="read_variable", impl=lambda x: x, infer=_identity_infer,
+    name="read_variable", short="read", impl=lambda x: x, infer=_identity_infer,
     vjp=lambda g, out, handle: (g,), numpy=lambda args, node: args[0],
     scalar=lambda args, node: args[0], latex="{0}", stateful=True))
 
@@ -420,7 +420,7 @@ def _sum_to_impl(x, shape):
 
 
 BROADCAST_TO = declare(Op(
-    name="broadcast_to", impl=lambda x, shape: np.broadcast_to(x, shape),
+    name="broadcast_to", short="broadcast", impl=lambda x, shape: np.broadcast_to(x, shape),
     infer=_broadcast_to_infer,
     vjp=lambda g, out, x, shape: (sum_to(g, x._shape),),
     batch=lambda args, batched, size, shape: broadcast_to(
