@@ -200,7 +200,7 @@ class _PausedTapes:
     def _on_op(self, op, inputs, attrs, out):
         pass
 
-    def _on_value_used(self, tensor, value):
+    def _on_value_used(self, tensor, value, converted=None):
         pass
 
     def _on_variable_read(self, variable, value):

@@ -277,7 +277,7 @@ class Function:
                             t._static_shape = tuple(
                                 None if (k, axis) in self._none_dims else d
                                 for axis, d in enumerate(t._shape))
-                        tape.watch_argument(t)
+                        tape.watch_argument(t, differentiated=k in differentiated)
                         traced.append(t)
                     else:
                         traced.append(a)

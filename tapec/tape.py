@@ -237,7 +237,7 @@ class GradientTape:
         return tuple(sorted(self._variables.values(), key=lambda v: v._index))
 
     # --- recording (called by ops) -----------------------------------------------------
-    def _on_value_used(self, tensor, value):
+    def _on_value_used(self, tensor, value, converted=None):
         """Python read a tensor's value (bool(), float(), ...): tracing tapes make a guard."""
 
     def _on_variable_read(self, variable, value: Tensor):

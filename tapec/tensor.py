@@ -74,7 +74,7 @@ class _Operators:
 
     def __float__(self):
         t, value = self._python_read("float()")
-        return float(_used(t, value))
+        return float(_used(t, value, "float()"))
 
     def __int__(self):
         t, value = self._python_read("int()")
@@ -109,8 +109,8 @@ class _Operators:
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         t, value = self._python_read("numpy conversion")
+        _used(t, value, "np.asarray / np.array")      # a derivative's trace refuses
         _warn_if_recorded(self)
-        _used(t, value)
         if dtype is not None and np.dtype(dtype) != value.dtype:
             return value.astype(dtype)
         return value.copy() if copy else value    # np.array(t, copy=True) is writable
@@ -223,7 +223,7 @@ class Tensor(_Operators):
     def numpy(self) -> np.ndarray:
         """The value as a NumPy array (a NumPy scalar for 0-d tensors, as TensorFlow)."""
         value = self._eager_value("numpy()")
-        _used(self, value)            # a trace guards on the value Python read
+        _used(self, value, ".numpy()")    # a trace guards on the value Python read
         return value[()] if value.ndim == 0 else value.copy()
 
     def _eager_value(self, what: str) -> np.ndarray:
@@ -464,11 +464,13 @@ def _as_tensor_of(value, dtype, what) -> Tensor:
     return Tensor._eager(_to_array(value, dtype, what))
 
 
-def _used(t, value):
+def _used(t, value, converted=None):
     """Python read `value` (the array itself, before any conversion) from `t`: tell the
-    tapes (a trace guards on it). Returns `value`."""
+    tapes (a trace guards on it; `converted` names a read that turns the value into
+    plain data, np.asarray or float(), which a derivative cannot follow). Returns
+    `value`."""
     for tape in context.active_tapes():
-        tape._on_value_used(t, value)
+        tape._on_value_used(t, value, converted)
     return value
 
 

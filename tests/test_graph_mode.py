@@ -671,3 +671,31 @@ def test_tf_shape_is_computed_per_call():
     x = tf.constant(np.ones((2, 5)))
     assert tf.shape(x).numpy().tolist() == [2, 5] and tf.shape(x).dtype == tf.int32
     assert tf.shape(x, out_type=tf.int64).dtype == tf.int64
+
+
+# --- plain data from a differentiated value: an error, not a zero gradient -------------
+
+@pytest.mark.parametrize("form", ["grad", "value_and_grad", "jacobian", "hessian"])
+def test_numpy_conversion_of_a_differentiated_value_raises_naming_the_line(form):
+    def f(x):
+        both = np.array([x, 2 * x])            # NumPy cannot record a list of tensors
+        return tf.reduce_sum(tf.constant(both) ** 2)
+
+    with pytest.raises(TypeError, match=r"np\.asarray / np\.array at .*test_graph_mode\.py"):
+        getattr(tf, form)(f)(tf.constant(1.5))
+
+
+def test_float_of_a_differentiated_value_raises_and_stop_gradient_allows_it():
+    with pytest.raises(TypeError, match=r"float\(\) at .*depends on a differentiated"):
+        tf.grad(lambda x: x * float(x))(tf.constant(2.0))
+    # the read is meant as a constant: d/dx (x * c) = c
+    assert float(tf.grad(lambda x: x * float(tf.stop_gradient(x)))(tf.constant(2.0))) == 2.0
+    # a branch on the value is fine: the derivative follows the ops taken
+    assert float(tf.grad(lambda x: x * x if bool(x > 0) else -x)(tf.constant(3.0))) == 6.0
+
+
+def test_tf_function_still_guards_a_python_read():
+    f = tf.function(lambda x: x * float(x))
+    assert float(f(tf.constant(2.0))) == 4.0
+    assert float(f(tf.constant(3.0))) == 9.0              # a new value: traced again
+    assert f.experimental_get_tracing_count() == 2

@@ -93,7 +93,8 @@ def generalize(traces: list, size_maps: list, dims: list, sizes: dict) -> Trace 
     first = traces[0]
     for other in traces[1:]:
         if other.feeds != first.feeds or other.n_guards != first.n_guards or \
-                other.dtypes != first.dtypes or other.written != first.written or \
+                other.dtypes != first.dtypes or \
+                [id(v) for v in other.written] != [id(v) for v in first.written] or \
                 len(other.captured) != len(first.captured) or any(
                     not np.array_equal(a, b) for a, b in zip(other.captured, first.captured)):
             return None
@@ -103,7 +104,7 @@ def generalize(traces: list, size_maps: list, dims: list, sizes: dict) -> Trace 
     symbols = sorted(set(sizes.values()))            # one symbol per distinct actual size
     guards = _guard_rows(first.source)
     replacements = []
-    for position, tokens in enumerate(zip(*streams)):
+    for tokens in zip(*streams):
         kinds_texts = {(tok.type, tok.string) for tok in tokens}
         if len(kinds_texts) == 1:
             continue

@@ -22,12 +22,14 @@ it computes: how a derivative built symbolically joins an enclosing recording.
 from __future__ import annotations
 
 import math
+import os
+import traceback
 
 import numpy as np
 
 from ..ir.nodes import topological_order
 from ..ops.registry import Op, apply, declare
-from ..ops.shape import CONSTANT, FILL, IDENTITY, PLACEHOLDER, READ_VARIABLE
+from ..ops.shape import CONSTANT, FILL, IDENTITY, PLACEHOLDER, READ_VARIABLE, STOP_GRADIENT
 from ..tape import GradientTape
 from ..tensor import Tensor
 
@@ -101,11 +103,14 @@ class TracingTape(GradientTape):
         self.guards = []          # (tensor id, expectation)
         self.assigned = {}        # handle id -> (Variable, tensor of its latest value)
         self._before = {}         # handle id -> (Variable, value before the trace wrote it)
+        self.sources = set()      # ids of the arguments a functional form differentiates
 
-    def watch_argument(self, t):
+    def watch_argument(self, t, differentiated=False):
         self._graph.add_leaf(t._id, PLACEHOLDER, {"kind": "watched"}, t._shape, t._dtype)
         self._tensors[t._id] = t
         self._live.add(t._id)
+        if differentiated:
+            self.sources.add(t._id)
 
     def _on_op(self, op, inputs, attrs, out):
         if not self._recording:
@@ -115,10 +120,33 @@ class TracingTape(GradientTape):
         if any(i in live for i in ids) or (ids and all(t._literal for t in inputs)):
             self._add_op(op, inputs, ids, attrs, out)
 
-    def _on_value_used(self, tensor, value):
+    def _on_value_used(self, tensor, value, converted=None):
         tensor_id = getattr(tensor, "_id", None)
         if tensor_id is not None and tensor_id in self._graph and tensor_id in self._live:
+            if converted and self.sources and tensor._dtype.kind in "fc" and \
+                    self._depends_on_sources(tensor_id):
+                raise TypeError(
+                    f"{converted} at {_call_site()} turned a value that depends on a "
+                    "differentiated argument into plain data, so its derivative would be "
+                    "lost (a zero gradient); compute it with tensor ops instead (tf.stack, "
+                    "tf.reduce_mean, NumPy functions called on the tensor itself), or read "
+                    "tf.stop_gradient(value) if no derivative is meant")
             self.guards.append((tensor_id, guard_expectation(value)))
+
+    def _depends_on_sources(self, tensor_id) -> bool:
+        """Whether the recorded value `tensor_id` is computed from a differentiated
+        argument (a walk back along the recording; stop_gradient cuts it)."""
+        graph, pending, seen = self._graph, [tensor_id], set()
+        while pending:
+            node = pending.pop()
+            if node in self.sources:
+                return True
+            if node in seen or node not in graph:
+                continue
+            seen.add(node)
+            if graph[node].op is not STOP_GRADIENT:
+                pending.extend(graph[node].inputs)
+        return False
 
     def _on_variable_read(self, variable, value):
         if not self._recording:
@@ -192,3 +220,13 @@ def _literal(node) -> Tensor:
     value = np.asarray(node.attrs["value"], dtype=node.dtype)
     value.flags.writeable = False
     return Tensor._eager(value, literal=True)
+
+
+def _call_site() -> str:
+    """file:line of the innermost frame outside tapec and NumPy: the user's call."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for frame in reversed(traceback.extract_stack()):
+        filename = os.path.abspath(frame.filename)
+        if not filename.startswith(package) and f"{os.sep}numpy{os.sep}" not in filename:
+            return f"{frame.filename}:{frame.lineno}"
+    return "an unknown place"
