@@ -24,7 +24,7 @@ from .ir.recorded import Recorded
 from .ir.graph import Record
 from .ops.registry import literal_record
 from .ops.shape import PLACEHOLDER, READ_VARIABLE, broadcast_to
-from .tensor import Tensor, Variable, _next_id, _to_array
+from .tensor import Tensor, Variable, _next_id, _to_array, call_site
 
 __all__ = ["GradientTape", "UnconnectedGradients"]
 
@@ -74,6 +74,7 @@ class GradientTape:
         self._used = False
         self._entered = False       # TensorFlow's "has a tape": entered, not yet released
         self._released_variables = ()   # watched_variables() after a release (as TF)
+        self._warned_conversion = False
         self._clear()
 
     @property
@@ -93,6 +94,8 @@ class GradientTape:
         # `_started` an id allocated when recording first started.
         self._gaps = []
         self._gap = None
+        # (tensor id, how, "file:line", an id allocated then): values that left the tape
+        self._conversions = []
         self._started = _next_id() if self._recording else None
 
     def _note_pause(self, why):
@@ -238,7 +241,22 @@ class GradientTape:
 
     # --- recording (called by ops) -----------------------------------------------------
     def _on_value_used(self, tensor, value, converted=None):
-        """Python read a tensor's value (bool(), float(), ...): tracing tapes make a guard."""
+        """Python read a tensor's value (bool(), float(), ...; tracing tapes make a guard).
+        A recorded floating value turned into plain data (`converted`: np.asarray,
+        .numpy(), float()) leaves the tape, as in TensorFlow: remembered with its line for
+        explain(), and np.asarray / np.array warns, once per tape."""
+        if not converted or not self._recording or tensor._dtype.kind not in "fc" or \
+                tensor._id not in self._live:
+            return
+        filename, line = call_site()
+        self._conversions.append((tensor._id, converted, f"{filename}:{line}", _next_id()))
+        if converted.startswith("np.") and not self._warned_conversion:
+            self._warned_conversion = True
+            warnings.warn_explicit(
+                "a tensor a GradientTape is recording was converted to a NumPy array "
+                f"({converted}); operations on that array are not recorded and get no "
+                "gradient (tape.explain(target, source) names the line)", UserWarning,
+                filename, line)
 
     def _on_variable_read(self, variable, value: Tensor):
         if not self._recording:

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import itertools
 import operator
+import os
+import traceback
 import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -109,8 +111,7 @@ class _Operators:
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         t, value = self._python_read("numpy conversion")
-        _used(t, value, "np.asarray / np.array")      # a derivative's trace refuses
-        _warn_if_recorded(self)
+        _used(t, value, "np.asarray / np.array")   # a tape warns, a derivative's trace refuses
         if dtype is not None and np.dtype(dtype) != value.dtype:
             return value.astype(dtype)
         return value.copy() if copy else value    # np.array(t, copy=True) is writable
@@ -484,15 +485,14 @@ def is_recorded(t) -> bool:
     return False
 
 
-def _warn_if_recorded(t):
-    """Converting a recorded tensor to a plain array cuts the gradient: say so (integer
-    and bool tensors carry no gradient, so converting them, e.g. a shape, cuts nothing)."""
-    if t._dtype.kind not in "fc":
-        return
-    if is_recorded(t):
-        warnings.warn("a tensor a GradientTape is recording was converted to a NumPy "
-                      "array (np.asarray / np.array); operations on that array are not "
-                      "recorded and get no gradient", stacklevel=3)
+def call_site() -> tuple:
+    """(file, line) of the innermost frame outside tapec and NumPy: the user's code."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    for frame in reversed(traceback.extract_stack()):
+        filename = os.path.abspath(frame.filename)
+        if not filename.startswith(package) and f"{os.sep}numpy{os.sep}" not in filename:
+            return frame.filename, frame.lineno
+    return "<unknown>", 0
 
 
 def _python_scalar_dtype(value) -> np.dtype:

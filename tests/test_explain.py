@@ -1,5 +1,6 @@
 """GradientTape.explain: why a gradient is None, one test per reason, and the integer-source
 warnings of watch() and gradient()."""
+import re
 import warnings
 
 import numpy as np
@@ -419,3 +420,21 @@ def test_the_examples_in_docs_explain_md_print_what_the_page_shows():
                 assert out.getvalue().split() == following[1].split(), code
                 checked += 1
     assert checked == 14
+
+
+def test_a_value_converted_to_numpy_warns_once_and_explain_names_the_line():
+    x = tf.constant(1.5)
+    with pytest.warns(UserWarning, match="converted to a NumPy array") as caught:
+        with tf.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            y = tf.reduce_sum(np.mean([x, x * 2]))          # NumPy converts the list
+            z = tf.constant(np.asarray(x * 3)) * 2.0
+    assert len([w for w in caught if "NumPy array" in str(w.message)]) == 1   # once
+    assert caught[0].filename == __file__
+    assert tape.gradient(y, x) is None
+    # NumPy reads the 0-d tensors of the list with float(); the line is the test's
+    assert re.search(r"(np\.asarray / np\.array|float\(\)) at " + re.escape(__file__),
+                     tape.explain(y, x))
+    message = tape.explain(z, x)
+    assert "np.asarray / np.array at " + __file__ in message
+    assert "computed from the source" in message

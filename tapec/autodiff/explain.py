@@ -194,6 +194,9 @@ class _Explainer:
         if made:
             return (head + f"it was computed {made}, when the tape records nothing. "
                     "Compute it inside the tape's with block.")
+        converted = self._conversion()
+        if converted:
+            return head + converted
         hint = ""
         if self._paused_since(self.source_id):
             hint = (" Since this tape stopped recording (tape.stop_recording()) after the "
@@ -220,6 +223,9 @@ class _Explainer:
             what = f"it is a leaf of the recording ({self._node(ids[0])})"
         message = (self.head + f"the target ({record.op.name}, {record.dtype.name}, shape "
                    f"{record.shape}) is not on any recorded path from the source: {what}.")
+        converted = self._conversion()
+        if converted:
+            return message + " " + converted
         paused = self._paused_leaves(self._ancestors(gated=False))
         if paused:
             return (message + f" A value it was computed from, {self._node(paused[0])}, was "
@@ -305,6 +311,31 @@ class _Explainer:
         return on
 
     # --- windows without recording -------------------------------------------------------
+    def _conversion(self) -> str | None:
+        """The last place, before the target was made, where Python turned a value
+        computed from the source into plain data (np.asarray, np.array of a list of
+        tensors, .numpy(), float()), as a sentence."""
+        made = max(self._target_ids(), default=None)
+        for tensor_id, how, where, when in reversed(self.tape.recorded.conversions):
+            if made is not None and when > made:
+                continue
+            pending, seen = [tensor_id], set()
+            while pending:
+                node = pending.pop()
+                if node == self.source_id:
+                    what = "the source" if tensor_id == self.source_id else \
+                        f"{self._node(tensor_id)}, computed from the source,"
+                    return (f"{how} at {where} turned {what} into plain data, and what "
+                            "was computed from that is not recorded. Compute it with tensor "
+                            "ops instead (tf.stack "
+                            "rather than np.array of a list, tf.reduce_mean rather than "
+                            "np.mean of a list).")
+                if node in seen or node not in self.graph:
+                    continue
+                seen.add(node)
+                pending.extend(self.graph[node].inputs)
+        return None
+
     def _made_while_paused(self, node_id, before=False):
         """Where a tensor with this id was created, if the tape was not recording then
         (inside stop_recording(), after the with block; `before`: also before it began)."""

@@ -52,6 +52,12 @@ class Recorded:
         return self._tape._started
 
     @property
+    def conversions(self) -> list:
+        """(tensor id, how, "file:line", an id allocated at that moment) of recorded
+        values Python turned into plain data, in order."""
+        return self._tape._conversions
+
+    @property
     def used(self) -> bool:
         """Whether a non-persistent tape has been used (and released)."""
         return self._tape._used

@@ -22,8 +22,6 @@ it computes: how a derivative built symbolically joins an enclosing recording.
 from __future__ import annotations
 
 import math
-import os
-import traceback
 
 import numpy as np
 
@@ -31,7 +29,7 @@ from ..ir.nodes import topological_order
 from ..ops.registry import Op, apply, declare
 from ..ops.shape import CONSTANT, FILL, IDENTITY, PLACEHOLDER, READ_VARIABLE, STOP_GRADIENT
 from ..tape import GradientTape
-from ..tensor import Tensor
+from ..tensor import Tensor, call_site
 
 
 def guard_expectation(value):
@@ -126,7 +124,7 @@ class TracingTape(GradientTape):
             if converted and self.sources and tensor._dtype.kind in "fc" and \
                     self._depends_on_sources(tensor_id):
                 raise TypeError(
-                    f"{converted} at {_call_site()} turned a value that depends on a "
+                    f"{converted} at {'%s:%d' % call_site()} turned a value that depends on a "
                     "differentiated argument into plain data, so its derivative would be "
                     "lost (a zero gradient); compute it with tensor ops instead (tf.stack, "
                     "tf.reduce_mean, NumPy functions called on the tensor itself), or read "
@@ -221,12 +219,3 @@ def _literal(node) -> Tensor:
     value.flags.writeable = False
     return Tensor._eager(value, literal=True)
 
-
-def _call_site() -> str:
-    """file:line of the innermost frame outside tapec and NumPy: the user's call."""
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    for frame in reversed(traceback.extract_stack()):
-        filename = os.path.abspath(frame.filename)
-        if not filename.startswith(package) and f"{os.sep}numpy{os.sep}" not in filename:
-            return f"{frame.filename}:{frame.lineno}"
-    return "an unknown place"
