@@ -400,28 +400,6 @@ def test_connected_notes_a_value_computed_inside_stop_recording():
     np.testing.assert_allclose(value(tape.gradient(y, x)), [1.0, 1.0])
 
 
-def test_the_examples_in_docs_explain_md_print_what_the_page_shows():
-    import contextlib
-    import io
-    import pathlib
-    import re
-    page = (pathlib.Path(__file__).parent.parent / "docs" / "explain.md").read_text()
-    blocks = re.findall(r"```(\w*)\n(.*?)```", page, re.S)
-    namespace, checked = {}, 0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for (lang, code), following in zip(blocks, blocks[1:] + [("", "")]):
-            if lang != "python":
-                continue
-            out = io.StringIO()
-            with contextlib.redirect_stdout(out):
-                exec(code, namespace)
-            if following[0] == "text":
-                assert out.getvalue().split() == following[1].split(), code
-                checked += 1
-    assert checked == 14
-
-
 def test_a_value_converted_to_numpy_warns_once_and_explain_names_the_line():
     x = tf.constant(1.5)
     with pytest.warns(UserWarning, match="converted to a NumPy array") as caught:

@@ -2,6 +2,11 @@
 from __future__ import annotations
 
 
+def _view(attribute: str, doc: str) -> property:
+    """A read-only property showing the tape's `attribute`."""
+    return property(lambda self: getattr(self._tape, attribute), doc=doc)
+
+
 class Recorded:
     """What a tape has recorded, as the engine, `explain`, tracing and the exporters read
     it: a live view (it follows the tape), so they need none of the tape's privates."""
@@ -11,60 +16,21 @@ class Recorded:
     def __init__(self, tape):
         self._tape = tape
 
-    @property
-    def graph(self):
-        """The ir.graph.Recording: tensor id -> Record(op, attrs, shape, dtype, inputs)."""
-        return self._tape._graph
-
-    @property
-    def tensors(self) -> dict:
-        """id -> Tensor whose value a derivative may read."""
-        return self._tape._tensors
-
-    @property
-    def live(self) -> set:
-        """Ids of watched tensors and recorded op outputs."""
-        return self._tape._live
-
-    @property
-    def variables(self) -> dict:
-        """Handle id -> watched Variable."""
-        return self._tape._variables
-
-    @property
-    def ignored(self) -> set:
-        """Ids passed to watch() while the tape was not recording."""
-        return self._tape._ignored
-
-    @property
-    def gaps(self) -> list:
-        """Closed windows of ids created while not recording: (first id, why, last id)."""
-        return self._tape._gaps
-
-    @property
-    def gap(self):
-        """The open window (first id, why), or None."""
-        return self._tape._gap
-
-    @property
-    def started(self):
-        """An id allocated when recording first started (None: never started)."""
-        return self._tape._started
-
-    @property
-    def conversions(self) -> list:
-        """(tensor id, how, "file:line", an id allocated at that moment) of recorded
-        values Python turned into plain data, in order."""
-        return self._tape._conversions
-
-    @property
-    def used(self) -> bool:
-        """Whether a non-persistent tape has been used (and released)."""
-        return self._tape._used
-
-    @property
-    def watches_accessed_variables(self) -> bool:
-        return self._tape._watch_accessed_variables
+    graph = _view("_graph", "The ir.graph.Recording: tensor id -> Record(op, attrs, shape, "
+                            "dtype, inputs).")
+    tensors = _view("_tensors", "id -> Tensor whose value a derivative may read.")
+    live = _view("_live", "Ids of watched tensors and recorded op outputs.")
+    variables = _view("_variables", "Handle id -> watched Variable.")
+    ignored = _view("_ignored", "Ids passed to watch() while the tape was not recording.")
+    gaps = _view("_gaps", "Closed windows of ids created while not recording: (first id, "
+                          "why, last id).")
+    gap = _view("_gap", "The open window (first id, why), or None.")
+    started = _view("_started", "An id allocated when recording first started (None: never).")
+    conversions = _view("_conversions", "(tensor id, how, 'file:line', an id allocated then) "
+                                        "of recorded values Python turned into plain data.")
+    used = _view("_used", "Whether a non-persistent tape has been used (and released).")
+    watches_accessed_variables = _view("_watch_accessed_variables",
+                                       "Whether Variables read while recording are watched.")
 
     def target(self, t, what: str):
         """`t` as a target tensor of `what` (a Variable is read), or TypeError."""
