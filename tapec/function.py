@@ -216,7 +216,7 @@ class Function:
 
     def _generalized(self, call, program):
         """The Trace that serves every size of the None dimensions, from this call's
-        program and two probe traces (tracing/polymorphic.py), or None."""
+        program and three probe traces (tracing/polymorphic.py), or None."""
         sizes = polymorphic.sizes_of(call.leaves, self._none_dims)
         if min(sizes.values()) < 2:            # sizes 0 and 1 change what broadcasts
             return None
