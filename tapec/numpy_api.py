@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from . import nest
 from .ops.registry import REGISTRY
 from .tensor import Tensor, Variable, _Operators, is_recorded
 
@@ -53,36 +54,18 @@ def _ufunc_name(ufunc) -> str:
     return f"numpy.{getattr(ufunc, '__name__', ufunc)}"
 
 
-def _tensors_in(value):
-    """The tensors and variables in a NumPy call's arguments (lists, tuples, dicts)."""
-    if _is_tensor(value):
-        yield value
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            yield from _tensors_in(v)
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _tensors_in(v)
-
-
-def _values_of(value):
-    """The arguments with every tensor replaced by its array (read without recording)."""
-    if _is_tensor(value):
-        return value._value
-    if isinstance(value, list):
-        return [_values_of(v) for v in value]
-    if type(value) is tuple:
-        return tuple(_values_of(v) for v in value)
-    if isinstance(value, dict):
-        return {k: _values_of(v) for k, v in value.items()}
-    return value
+def _values_of(structure):
+    """The arguments (lists, tuples and dicts of them too) with every tensor replaced by
+    its array, read without recording."""
+    return nest.pack_sequence_as(structure, [x._value if _is_tensor(x) else x
+                                             for x in nest.flatten(structure)])
 
 
 def _as_numpy(what, call, args, kwargs):
     """A NumPy callable tapec does not differentiate: on tensors that no tape records it
     is NumPy's own, computed on their arrays (its result is NumPy's); on a recorded
     tensor it would cut the gradient (or, in a trace, bake in the value), so it raises."""
-    recorded = [t for t in _tensors_in((args, kwargs)) if is_recorded(t)]
+    recorded = [t for t in nest.flatten((args, kwargs)) if _is_tensor(t) and is_recorded(t)]
     if recorded:
         raise TypeError(f"{what} is not supported on tapec tensors a tape is recording (its "
                         "result would have no gradient); use a supported NumPy function or "

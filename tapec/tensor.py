@@ -17,7 +17,7 @@ from __future__ import annotations
 import itertools
 import operator
 import os
-import traceback
+import sys
 import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -487,12 +487,17 @@ def is_recorded(t) -> bool:
 
 def call_site() -> tuple:
     """(file, line) of the innermost frame outside tapec and NumPy: the user's code."""
-    package = os.path.dirname(os.path.abspath(__file__))
-    for frame in reversed(traceback.extract_stack()):
-        filename = os.path.abspath(frame.filename)
-        if not filename.startswith(package) and f"{os.sep}numpy{os.sep}" not in filename:
-            return frame.filename, frame.lineno
+    frame = sys._getframe(1)       # frames only: reading source lines would cost far more
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not os.path.abspath(filename).startswith(_PACKAGE) and \
+                f"{os.sep}numpy{os.sep}" not in filename:
+            return filename, frame.f_lineno
+        frame = frame.f_back
     return "<unknown>", 0
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 def _python_scalar_dtype(value) -> np.dtype:

@@ -196,10 +196,7 @@ def tensorflow_reference(program):
                       for g, u in zip(grads, directions))
         hvp = outer.gradient(dot, xs, unconnected_gradients="zero")
         jacobian = inner.jacobian(value, xs, unconnected_gradients="zero")
-        value, grads = [np.asarray(value)], [np.asarray(g) for g in grads]
-        return {"value": value, "function": value, "tape": grads, "grad": grads,
-                "fn_tape": grads, "jacobian": [np.asarray(j) for j in jacobian],
-                "hvp": [np.asarray(h) for h in hvp]}
+        return checked_quantities(value, grads, jacobian, hvp)
     return results
 
 
@@ -302,6 +299,14 @@ def _listed(grads):
     return [np.asarray(g) for g in grads]
 
 
+def checked_quantities(value, grads, jacobian, hvp) -> dict:
+    """check -> the reference's arrays: the value for `value` and `function`, the
+    gradient for the three gradient checks."""
+    value, grads = [np.asarray(value)], _listed(grads)
+    return {"value": value, "function": value, "tape": grads, "grad": grads,
+            "fn_tape": grads, "jacobian": _listed(jacobian), "hvp": _listed(hvp)}
+
+
 def jax_reference(program, conventions=False):
     """arrays, directions -> every checked quantity, computed by JAX in one jitted
     function (compiled once per dtype; eager JAX compiles every op for every new shape).
@@ -327,10 +332,7 @@ def jax_reference(program, conventions=False):
                 value, grads, jacobian, hvp = everything(xs, us)
         else:
             value, grads, jacobian, hvp = compiled(xs, us)
-        value = [np.asarray(value)]
-        return {"value": value, "function": value, "tape": _listed(grads),
-                "grad": _listed(grads), "fn_tape": _listed(grads),
-                "jacobian": _listed(jacobian), "hvp": _listed(hvp)}
+        return checked_quantities(value, grads, jacobian, hvp)
     return results
 
 

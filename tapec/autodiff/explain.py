@@ -281,15 +281,9 @@ class _Explainer:
     def _ancestors(self, gated):
         """Recorded ancestors of the targets (themselves included); `gated`: not walking
         past nodes that let no gradient through."""
-        seen, stack = set(), [i for i in self._target_ids() if i in self.graph]
-        while stack:
-            node_id = stack.pop()
-            if node_id in seen:
-                continue
-            seen.add(node_id)
-            if not (gated and self._blocks(node_id)):
-                stack.extend(self.graph[node_id].inputs)
-        return seen
+        return self.graph.ancestors(
+            [i for i in self._target_ids() if i in self.graph],
+            (lambda node_id: not self._blocks(node_id)) if gated else None)
 
     def _descendants(self):
         """Recorded nodes that depend on the source (through any op)."""
@@ -319,21 +313,13 @@ class _Explainer:
         for tensor_id, how, where, when in reversed(self.tape.recorded.conversions):
             if made is not None and when > made:
                 continue
-            pending, seen = [tensor_id], set()
-            while pending:
-                node = pending.pop()
-                if node == self.source_id:
-                    what = "the source" if tensor_id == self.source_id else \
-                        f"{self._node(tensor_id)}, computed from the source,"
-                    return (f"{how} at {where} turned {what} into plain data, and what "
-                            "was computed from that is not recorded. Compute it with tensor "
-                            "ops instead (tf.stack "
-                            "rather than np.array of a list, tf.reduce_mean rather than "
-                            "np.mean of a list).")
-                if node in seen or node not in self.graph:
-                    continue
-                seen.add(node)
-                pending.extend(self.graph[node].inputs)
+            if self.source_id in self.graph.ancestors([tensor_id]):
+                what = "the source" if tensor_id == self.source_id else \
+                    f"{self._node(tensor_id)}, computed from the source,"
+                return (f"{how} at {where} turned {what} into plain data, and what was "
+                        "computed from that is not recorded. Compute it with tensor ops "
+                        "instead (tf.stack rather than np.array of a list, tf.reduce_mean "
+                        "rather than np.mean of a list).")
         return None
 
     def _made_while_paused(self, node_id, before=False):

@@ -61,6 +61,20 @@ class Recording(dict):
         position[node_id] = len(self.ids)
         self.ids.append(node_id)
 
+    def ancestors(self, ids, through=None) -> set:
+        """`ids` and every recorded id they were computed from (a walk back along the
+        inputs; `through(node_id)` False stops it at that node)."""
+        seen, stack = set(), list(ids)
+        while stack:
+            node_id = stack.pop()
+            if node_id in seen:
+                continue
+            seen.add(node_id)
+            record = self.get(node_id)
+            if record is not None and (through is None or through(node_id)):
+                stack.extend(i for i in record.inputs if i not in seen)
+        return seen
+
     def add_leaf(self, node_id, op, attrs, shape, dtype):
         self.add(node_id, Record(op, attrs, shape, dtype, ()))
 
@@ -136,13 +150,7 @@ class Pruned:
 def prune(recording: Recording, source_ids, target_ids) -> Pruned:
     """Nodes on a path from a source to a target (ancestors ∩ descendants), plus the
     inputs their derivative rules read. One backward walk, then one pass in id order."""
-    upstream, stack = set(), [t for t in target_ids if t in recording]
-    while stack:
-        node_id = stack.pop()
-        if node_id in upstream:
-            continue
-        upstream.add(node_id)
-        stack.extend(i for i in recording[node_id].inputs if i not in upstream)
+    upstream = recording.ancestors([t for t in target_ids if t in recording])
     on_path = {s for s in source_ids if s in upstream}
     if not on_path:
         return Pruned([], on_path)

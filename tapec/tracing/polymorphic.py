@@ -29,7 +29,8 @@ import numpy as np
 
 from .. import nest
 from ..codegen.emit import compile_function
-from ..tensor import Tensor, Variable
+from ..tensor import Tensor
+from .calls import value_of
 from .program import Trace
 
 _RELATIVE = 1e-6      # numbers may be printed from float32 values
@@ -47,7 +48,7 @@ def none_dimensions(specs) -> list:
 
 def sizes_of(leaves, dims) -> dict:
     """(leaf, axis) -> its size in this call."""
-    return {(leaf, axis): int(np.shape(_array(leaves[leaf]))[axis]) for leaf, axis in dims}
+    return {(leaf, axis): int(np.shape(value_of(leaves[leaf]))[axis]) for leaf, axis in dims}
 
 
 def probe_sizes(sizes: dict) -> list:
@@ -75,16 +76,10 @@ def resized(leaves, sizes: dict, probe: dict) -> list:
     cyclically along it (so values stay like the caller's)."""
     out = list(leaves)
     for (leaf, axis), n in sizes.items():
-        array = _array(out[leaf])
+        array = value_of(out[leaf])
         index = np.arange(probe[n]) % n
         out[leaf] = Tensor._eager(np.take(array, index, axis=axis))
     return out
-
-
-def _array(leaf):
-    if isinstance(leaf, Variable):
-        return leaf._value
-    return leaf._value if isinstance(leaf, Tensor) else np.asarray(leaf)
 
 
 def generalize(traces: list, size_maps: list, dims: list, sizes: dict) -> Trace | None:

@@ -134,17 +134,9 @@ class TracingTape(GradientTape):
     def _depends_on_sources(self, tensor_id) -> bool:
         """Whether the recorded value `tensor_id` is computed from a differentiated
         argument (a walk back along the recording; stop_gradient cuts it)."""
-        graph, pending, seen = self._graph, [tensor_id], set()
-        while pending:
-            node = pending.pop()
-            if node in self.sources:
-                return True
-            if node in seen or node not in graph:
-                continue
-            seen.add(node)
-            if graph[node].op is not STOP_GRADIENT:
-                pending.extend(graph[node].inputs)
-        return False
+        graph = self._graph
+        return not self.sources.isdisjoint(graph.ancestors(
+            [tensor_id], lambda node_id: graph[node_id].op is not STOP_GRADIENT))
 
     def _on_variable_read(self, variable, value):
         if not self._recording:
