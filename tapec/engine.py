@@ -24,7 +24,7 @@ from .codegen.compiled import CODEGEN_VERSION, Compiled
 from .codegen.emit import compile_function, emit
 from .ir.nodes import Builder, topological_order
 from .ir.lower import is_structure, lower
-from .ops.shape import PLACEHOLDER, fill
+from .ops.shape import CONSTANT, PLACEHOLDER, fill
 from .simplify import simplify
 from .tensor import Tensor
 
@@ -240,17 +240,24 @@ def _enclosing_tape_records(tape, pruned, seeds) -> bool:
     return False
 
 
-def _symbolic_graph(g, pruned, request, differentiable):
+def _symbolic_graph(g, pruned, request, differentiable, compiled=True):
     """The pruned tape graph as IR, plus the symbolic cotangents of the sources.
 
     On-path values are built from their inputs (and fed the forward values the tape
     holds, which the emitter uses instead of recomputing them); off-path values are
-    fed leaves."""
+    fed leaves. For `compiled` code, fed literals (`Op.fed_scalars`) are fed leaves
+    too; printers and the interpreter see them as the constants they are."""
     builder = Builder()
     feeds = {}
     on_path_ids = pruned.on_path
 
     def leaf(node_id, r):
+        if compiled and r.op is CONSTANT and "fed" in r.attrs:
+            k = pruned.index[node_id]
+            node = builder.node(PLACEHOLDER, (), {"slot": k, "shape": (), "literal": True,
+                                                  "dtype": r.dtype.str}, (), r.dtype)
+            feeds[node] = ("tape", k)
+            return node
         if is_structure(r) or (node_id in on_path_ids and r.inputs):
             return None
         k = pruned.index[node_id]
@@ -281,9 +288,10 @@ def _symbolic_graph(g, pruned, request, differentiable):
                 feeds[node] = ("seed", i)
                 seed_tensor = Tensor._symbolic(node)
             seeds.append((nodes[target._id], seed_tensor))
-        on_path = {nodes[i] for i in on_path_ids}
-        order = topological_order(list(on_path), is_leaf=lambda n: n not in on_path)
-        order = [n for n in order if n in on_path]
+        # In recording order (a topological order): the reverse pass then sums the
+        # contributions to a value in the same order on every run of a program.
+        order = list(dict.fromkeys(nodes[i] for i in pruned.ids if i in on_path_ids))
+        on_path = set(order)
         sources = [nodes.get(s) if ok else None
                    for s, ok in zip(request.source_ids, differentiable)]
         reachable = [s if s in on_path else None for s in sources]
@@ -316,7 +324,8 @@ def _build(g, pruned, request, differentiable) -> Compiled:
 def _interpret(tape, pruned, request, differentiable) -> list:
     """Evaluate the symbolic gradient through the public ops, so enclosing tapes record it."""
     from .tracing.recorder import interpret      # tracing builds on tape, which imports this module
-    outputs, feeds, _ = _symbolic_graph(tape.recorded.graph, pruned, request, differentiable)
+    outputs, feeds, _ = _symbolic_graph(tape.recorded.graph, pruned, request, differentiable,
+                                        compiled=False)
 
     def fed_value(node):
         key = feeds.get(node)
@@ -339,7 +348,8 @@ def symbolic(tape, request: Request, mode=None):
     pruned, differentiable = _pruned(tape, request)
     if not pruned.on_path:
         return [None] * len(request.source_ids), {}
-    outputs, feeds, builder = _symbolic_graph(g, pruned, request, differentiable)
+    outputs, feeds, builder = _symbolic_graph(g, pruned, request, differentiable,
+                                              compiled=False)
     outputs = simplify(outputs, feeds, builder, mode or config.simplify_setting())
     leaves = {}
     for node in topological_order([o for o in outputs if o is not None]):

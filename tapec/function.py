@@ -244,7 +244,8 @@ class Function:
 
     def _trace(self, call) -> Program:
         tape, traced, result = self._record(call)
-        return Program(lower_trace(self, tape, call, traced, result), self._kind)
+        return Program(lower_trace(self, tape, call, traced, result,
+                                   feed_literals=not self._none_dims), self._kind)
 
     def _record(self, call):
         """Run `fn` on fresh copies of the arguments under a tracing tape (enclosing tapes

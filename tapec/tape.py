@@ -22,7 +22,7 @@ from . import context, engine, nest
 from .ir import graph
 from .ir.recorded import Recorded
 from .ir.graph import Record
-from .ops.registry import literal_record
+from .ops.registry import is_fed_literal, literal_record
 from .ops.shape import PLACEHOLDER, READ_VARIABLE, broadcast_to
 from .tensor import Tensor, Variable, _next_id, _to_array, call_site
 
@@ -293,7 +293,11 @@ class GradientTape:
                 continue
             if t._literal:
                 literal_op, literal_attrs = literal_record(t)
-                g.add(t._id, Record(literal_op, literal_attrs, t._shape, t._dtype, ()))
+                if is_fed_literal(op, t):
+                    g.add_fed_literal(t._id, literal_op, literal_attrs, t._dtype)
+                    self._tensors[t._id] = t
+                else:
+                    g.add(t._id, Record(literal_op, literal_attrs, t._shape, t._dtype, ()))
             else:
                 g.add(t._id, Record(PLACEHOLDER, _INPUT, t._shape, t._dtype, ()))
                 self._tensors[t._id] = t

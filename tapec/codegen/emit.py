@@ -69,8 +69,8 @@ def statements(order, names: dict, namer: Namer, special=None) -> list:
 
 def _parameters(fed, given: dict, namer: Namer) -> dict:
     """{fed node: parameter name}: `given` ones as they are, else a prefix saying what the
-    value is (x for a leaf, the op name for a forward value, seed, grad_fn) numbered in
-    parameter order."""
+    value is (x for a leaf, scalar for a fed Python float, the op name for a forward
+    value, seed, grad_fn) numbered in parameter order."""
     for key, _ in fed:
         if key in given:
             namer.take(given[key])          # never reused, whatever the order
@@ -81,7 +81,8 @@ def _parameters(fed, given: dict, namer: Namer) -> dict:
             if key[0] == "seed":
                 prefix = "seed"
             elif node.op is PLACEHOLDER:
-                prefix = "grad_fn" if node.dtype == object else "x"
+                prefix = "grad_fn" if node.dtype == object else \
+                    "scalar" if "literal" in node.attrs else "x"
             else:
                 prefix = node.op.name
             name = namer.parameter(prefix)
@@ -158,6 +159,32 @@ def _function(fn_name, params, body, outputs, names) -> list:
 _serial = itertools.count()
 
 
+def _split_fallback(source: str, fn_name: str):
+    """(what to compile now, the NumPy fallback of a float fast path or None).
+
+    The fallback runs only when Python floats raise (inf, nan), which most programs
+    never meet, and compiling it is half the compile time of a long scalar program.
+    The deferred text keeps its line numbers: it is compiled after as many blank lines
+    as precede it, so tracebacks point into the registered source."""
+    header = f"\ndef {fn_name}_numpy("
+    start = source.find(header)
+    if start < 0:
+        return source, None
+    start += 1
+    blank_lines = source.count("\n", 0, start)
+    return source[:start], "\n" * blank_lines + source[start:]
+
+
+def _compiled_on_first_call(text, filename, name, namespace):
+    """A stand-in for the function `name` defined by `text`, which compiles `text` into
+    `namespace` (replacing itself there) when first called."""
+    def first_call(*args):
+        exec(compile(text, filename, "exec"), namespace)
+        return namespace[name](*args)
+    first_call.__name__ = name
+    return first_call
+
+
 def compile_function(source: str, fn_name: str):
     """Compile generated source; its globals are NumPy, the standard `math` and, where the
     source uses them, numexpr (run on tapec's thread count) and `tapec_blocked`
@@ -172,7 +199,11 @@ def compile_function(source: str, fn_name: str):
     namespace = {"np": np, "math": math, "__name__": "tapec_generated"}
     if "tapec_blocked(" in source:
         namespace["tapec_blocked"] = blocks.tapec_blocked
-    code = compile(source, filename, "exec")
+    eager, deferred = _split_fallback(source, fn_name)
+    code = compile(eager, filename, "exec")
+    if deferred is not None:
+        namespace[f"{fn_name}_numpy"] = _compiled_on_first_call(
+            deferred, filename, f"{fn_name}_numpy", namespace)
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     try:
         exec(code, namespace)

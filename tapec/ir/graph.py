@@ -75,6 +75,17 @@ class Recording(dict):
                 stack.extend(i for i in record.inputs if i not in seen)
         return seen
 
+    def add_fed_literal(self, node_id, op, attrs, dtype):
+        """A 0-d Python-float literal whose value the compiled derivative takes as an
+        argument (`Op.fed_scalars`): its row holds its dtype, not its value, so the next
+        step's learning rate finds the same program. The record keeps the value, marked
+        `fed`, for printers, which write it as a number."""
+        attrs = dict(attrs, fed=True)
+        self.add(node_id, Record(op, attrs, (), dtype, ()))
+        rows = self.rows
+        # the row add() wrote: name, attrs, shape, dtype, 0 inputs; its attrs drop the value
+        rows[-4] = _fed_row(attrs)
+
     def add_leaf(self, node_id, op, attrs, shape, dtype):
         self.add(node_id, Record(op, attrs, shape, dtype, ()))
 
@@ -102,6 +113,12 @@ class RowsKey:
 
     def __repr__(self):
         return f"RowsKey({len(self.rows)} rows)"
+
+
+def _fed_row(attrs) -> tuple:
+    """The structural key of a fed literal's attributes: everything but its value."""
+    return ("fed",) + attrs_key({k: v for k, v in attrs.items()
+                                 if k not in ("value", "negative_zero")})
 
 
 def to_networkx(recording: Recording):
@@ -161,7 +178,9 @@ def prune(recording: Recording, source_ids, target_ids) -> Pruned:
     needed = set(on_path)
     for node_id in on_path:
         needed.update(recording[node_id].inputs)
-    return Pruned(sorted(needed), on_path)
+    # Recording order, not id order: a shared literal's tensor is as old as the first
+    # program that used it, and the same program must number its nodes the same way.
+    return Pruned(sorted(needed, key=recording.position.__getitem__), on_path)
 
 
 def structural_key(recording: Recording, pruned: Pruned) -> tuple:
@@ -172,6 +191,7 @@ def structural_key(recording: Recording, pruned: Pruned) -> tuple:
         r = recording[node_id]
         # An off-path node is an input the rules read; its own inputs do not matter.
         wiring = tuple(index[i] for i in r.inputs) if node_id in on_path else None
-        rows.append((r.op.name, attrs_key(r.attrs) if r.attrs else (), r.shape, r.dtype.str,
-                     wiring))
+        attrs = r.attrs
+        key = (_fed_row(attrs) if "fed" in attrs else attrs_key(attrs)) if attrs else ()
+        rows.append((r.op.name, key, r.shape, r.dtype.str, wiring))
     return tuple(rows)

@@ -85,3 +85,18 @@ def topological_order(outputs, is_leaf=lambda node: False) -> list:
                     if id(parent) not in seen:
                         stack.append((parent, False))
     return order
+
+
+def structure_key(roots, feeds) -> tuple:
+    """The graph below `roots` as plain data, for a compile cache: per node, in
+    topological order, its op, attributes, shape, dtype and input positions, and for a
+    fed leaf its feed key instead of its attributes (a placeholder's slot numbers the
+    tensor it stood for, which differs from one trace of a program to the next)."""
+    order = topological_order(roots)
+    position = {id(node): k for k, node in enumerate(order)}
+    rows = []
+    for node in order:
+        fed = feeds.get(node)
+        rows.append((node.op.name, ("fed", fed) if fed is not None else attrs_key(node.attrs),
+                     node.shape, node.dtype.str, tuple([position[id(i)] for i in node.inputs])))
+    return tuple(rows), tuple(-1 if r is None else position[id(r)] for r in roots)

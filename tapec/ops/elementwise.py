@@ -91,8 +91,10 @@ def pad_batched(x, rank):
 
 
 def _literal_value(t):
+    """The value of a literal operand a rule may specialise on; None for a fed float
+    (`Op.fed_scalars`), whose rule must not depend on its value."""
     node = t._node
-    if node is not None and node.op.name == "constant":
+    if node is not None and node.op.name == "constant" and "fed" not in node.attrs:
         return node.attrs["value"]
     return None
 
@@ -100,7 +102,7 @@ def _literal_value(t):
 def elementwise(name, ufunc, sympy_fn, template, arity, kinds="fc", latex=None,
                 result_dtype=None, differentiable=True, vjp=None, scalar=None,
                 cost=FUNCTION_COST, precedence=None, numexpr=None, numexpr_precedence=None,
-                domain=None):
+                domain=None, fed_scalars=False):
     """Declare an elementwise op from its ufunc and SymPy expression.
 
     The VJP is derived from `sympy_fn` unless `vjp` is given (for the few ops whose
@@ -110,7 +112,8 @@ def elementwise(name, ufunc, sympy_fn, template, arity, kinds="fc", latex=None,
     bit for bit what the ufunc computes. `cost`, `precedence`, `numexpr` and
     `numexpr_precedence` are the facets fusion prints and costs the op by (see `Op`):
     a call costs FUNCTION_COST unless it says otherwise. `domain`, one tuple of
-    intervals per input, is where tests draw its arguments (default (-1.5, 1.5))."""
+    intervals per input, is where tests draw its arguments (default (-1.5, 1.5)).
+    `fed_scalars`: see `Op.fed_scalars`."""
     if vjp is None and differentiable and sympy_fn is not None:
         vjp = _vjp_from_sympy(name)
     op = declare(Op(
@@ -125,7 +128,7 @@ def elementwise(name, ufunc, sympy_fn, template, arity, kinds="fc", latex=None,
         differentiable=differentiable,
         arity=arity, sympy=sympy_fn, template=template,
         cost=cost, precedence=precedence, numexpr=numexpr, numexpr_precedence=numexpr_precedence,
-        domain=domain,
+        domain=domain, fed_scalars=fed_scalars,
     ))
     op.batch = batch_elementwise(op)
     return op
@@ -246,12 +249,14 @@ ROUND = elementwise("round", np.round, None, "np.round({0})", 1, differentiable=
                     latex=r"\operatorname{{round}}\left({0}\right)")
 
 ADD = elementwise("add", np.add, lambda x, y: x + y, "{0} + {1}", 2, NUMERIC,
-                  scalar="{0} + {1}", cost=1, precedence=SUM, latex="{0} + {1}")
+                  scalar="{0} + {1}", cost=1, precedence=SUM, latex="{0} + {1}",
+                  fed_scalars=True)
 SUBTRACT = elementwise("subtract", np.subtract, lambda x, y: x - y, "{0} - {1}", 2, NUMERIC,
-                       scalar="{0} - {1}", cost=1, precedence=SUM, latex="{0} - {1}")
+                       scalar="{0} - {1}", cost=1, precedence=SUM, latex="{0} - {1}",
+                       fed_scalars=True)
 MULTIPLY = elementwise("multiply", np.multiply, lambda x, y: x * y, "{0} * {1}", 2, NUMERIC,
                        scalar="{0} * {1}", cost=1, precedence=PRODUCT,
-                       latex=r"{0} \circ {1}")
+                       latex=r"{0} \circ {1}", fed_scalars=True)
 
 
 def _divide_vjp(g, out, x, y):
@@ -268,7 +273,7 @@ DIVIDE = elementwise("divide", np.true_divide, lambda x, y: x / y, "{0} / {1}", 
                      np.dtype(np.float64 if d.itemsize >= 4 else np.float32),
                      scalar="{0} / {1}", vjp=lambda g, out, x, y: _divide_vjp(g, out, x, y),
                      cost=4, precedence=PRODUCT, latex=r"\frac{{{0}}}{{{1}}}",
-                     domain=(((-1.5, 1.5),), AWAY_FROM_ZERO))
+                     domain=(((-1.5, 1.5),), AWAY_FROM_ZERO), fed_scalars=True)
 _DIVIDE_SYMPY_VJP = _vjp_from_sympy("divide")
 
 

@@ -35,6 +35,7 @@ current builder instead.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable
 
@@ -82,6 +83,11 @@ class Op:
     # smooth (None: (-1.5, 1.5) for every input); a declared op is tested on them
     domain: tuple | None = None
     short: str | None = None     # what generated code calls its values (sum_1), if not name
+    # A Python float operand that is not a whole number is an argument of the compiled
+    # derivative rather than a constant written into it: a learning rate or an annealing
+    # factor that changes every step then compiles once. Whole numbers (0, 1, 2...) stay
+    # constants, since simplification reads them (x * 1 -> x, x * 0 -> 0).
+    fed_scalars: bool = False
 
     def __repr__(self):
         return f"Op({self.name})"
@@ -253,6 +259,14 @@ def _node_of(builder, t: Tensor):
         return builder.node(op, (), attrs, t._shape, t._dtype)
     raise TypeError("an eager tensor met a symbolic one inside a derivative rule; rules may "
                     "only combine their arguments and Python numbers")
+
+
+def is_fed_literal(op: Op, t: Tensor) -> bool:
+    """Whether the literal operand `t` of `op` is fed to compiled code (see `Op.fed_scalars`)."""
+    if not op.fed_scalars or t._shape != () or t._dtype.kind != "f":
+        return False
+    value = t._value.item()
+    return math.isfinite(value) and not value.is_integer()
 
 
 def literal_record(t: Tensor):

@@ -174,10 +174,13 @@ def _recipe(expr) -> tuple:
             sign = -1 if coefficient < 0 else 1
             coefficient = abs(coefficient)
             p, q = sp.fraction(coefficient)
-            if p != 1:
-                numerator.insert(0, number(p))
-            if q != 1:
-                denominator.insert(0, number(q))
+            if _is_float_literal(p, q):      # 0.3 is 5404319552844595 / 2**54: one factor
+                numerator.insert(0, float(coefficient))
+            else:
+                if p != 1:
+                    numerator.insert(0, number(p))
+                if q != 1:
+                    denominator.insert(0, number(q))
             result = product(numerator) if numerator else 1
             if denominator:
                 result = call(ew.divide, result, product(denominator))
@@ -201,6 +204,15 @@ def _recipe(expr) -> tuple:
     if not isinstance(out, _Step):       # a bare symbol or number: one identity step
         steps.append((lambda value: value, (out,)))
     return tuple(steps)
+
+
+def _is_float_literal(p, q) -> bool:
+    """Whether p/q is a float written as a decimal (0.3), rather than a fraction of the
+    math (1/3, 1/2): a large power-of-two denominator, with p/q exact as a float. One
+    multiplication by float(p/q) then computes what the literal's multiplication did;
+    p * x / q would cost two operations for the same result."""
+    q = int(q)
+    return q > 1024 and q & (q - 1) == 0 and int(p) < 2 ** 53
 
 
 def latex_of(op, arity: int):

@@ -16,10 +16,12 @@ from .. import config, nest
 from ..autodiff.jacobian import jacobian_rows, seed_node
 from ..autodiff.reverse import gradient_nodes
 from .calls import identifier, value_of
+from ..codegen.cache import CACHE
+from ..codegen.compiled import CODEGEN_VERSION, Compiled
 from ..codegen.emit import compile_function, emit
-from ..ir.nodes import Builder
+from ..ir.nodes import Builder, structure_key
 from ..ir.lower import is_structure, lower as lower_recording
-from ..ops.shape import PLACEHOLDER, READ_VARIABLE, fill
+from ..ops.shape import CONSTANT, PLACEHOLDER, READ_VARIABLE, fill
 from ..simplify import simplify
 from ..tensor import Tensor, Variable, _to_array, _used
 from .recorder import GUARD, guard_holds, interpret
@@ -184,7 +186,11 @@ class Lowered:
                                 self.result, self.node_of, kind)
 
 
-def lower_trace(function, tape, call, traced, result) -> Lowered:
+def lower_trace(function, tape, call, traced, result, feed_literals=False) -> Lowered:
+    """The trace as IR. With `feed_literals`, Python floats marked fed (`Op.fed_scalars`)
+    are captured values rather than constants, so a retrace for a new float builds the
+    same program (a compile cache hit); exports and shape-polymorphic traces, whose
+    source is read, keep them as numbers."""
     flat = [r if r is None or isinstance(r, Tensor) else
             Tensor._eager(_to_array(r, None, "result")) for r in nest.flatten(result)]
     g = tape.recorded.graph
@@ -192,10 +198,13 @@ def lower_trace(function, tape, call, traced, result) -> Lowered:
     arg_index = {t._id: i for i, t in enumerate(traced) if isinstance(t, Tensor)}
 
     def leaf(node_id, r):
-        if r.inputs or is_structure(r):
+        fed_literal = feed_literals and r.op is CONSTANT and "fed" in r.attrs
+        if r.inputs or (is_structure(r) and not fed_literal):
             return None
-        node = builder.node(PLACEHOLDER, (), {"slot": node_id, "shape": r.shape,
-                                              "dtype": r.dtype.str}, r.shape, r.dtype)
+        attrs = {"slot": node_id, "shape": r.shape, "dtype": r.dtype.str}
+        if fed_literal:
+            attrs["literal"] = True
+        node = builder.node(PLACEHOLDER, (), attrs, r.shape, r.dtype)
         if node_id in arg_index:
             feeds[node] = ("arg", arg_index[node_id])
         elif r.attrs.get("kind") != "variable":        # a handle: its reads are fed
@@ -232,16 +241,25 @@ def compile_program(program) -> Trace:
     it as one NumPy function."""
     n = program.n_guards
     guards, computed = program.roots[:n], program.roots[n:]
-    with program.builder:
-        simplified = simplify(computed, program.feeds, program.builder,
-                              config.simplify_setting())
     arg_names = {("arg", i): name for i, name in enumerate(program.arg_names)}
     # The title is a comment of the generated code: the function's name (user text, a
     # newline in it would start a line of code) enters only as a sanitized identifier.
     title = f"{program.kind} of {identifier(program.name, 'f')}"
-    source, keys = emit(guards + simplified, program.feeds, "function", title, arg_names)
+
+    def build() -> Compiled:
+        with program.builder:
+            simplified = simplify(computed, program.feeds, program.builder,
+                                  config.simplify_setting())
+        source, keys = emit(guards + simplified, program.feeds, "function", title,
+                            arg_names)
+        return Compiled(compile_function(source, "function"), source, tuple(keys), title)
+    # A retrace that builds the same graph (a new Python float fed as a captured
+    # value, a new Python object argument) finds the program compiled before.
+    key = ("program", CODEGEN_VERSION, config.simplify_setting(), title,
+           tuple(program.arg_names), n, structure_key(program.roots, program.feeds))
+    entry = CACHE.get_or_build(key, build)
     dtypes = [None if o is None else o.dtype for o in computed[:program.n_outputs]]
-    return Trace(compile_function(source, "function"), source, keys,
+    return Trace(entry.fn, entry.source, list(entry.arg_keys),
                  [t._value for t in program.captured], program.variables,
                  n, program.structure, dtypes, program.written)
 
