@@ -15,6 +15,7 @@ from ..ops import elementwise as ew
 from ..ops.linalg import matmul
 from ..ops.seeds import diag_seed
 from ..ops.shape import reshape, transpose
+from .kronecker import KRONECKER
 from .rules import T, _is, on
 
 
@@ -149,5 +150,6 @@ def batched_matvec(n):
         return reshape(matmul(rows, T(b)), n.shape)
 
 
+# The Kronecker rules come last: they take what the vector closed forms above leave.
 CLOSED_FORMS = [seed_reshape, seed_transpose, seed_scale, seed_sum, seed_select, seed_matmul,
-                seed_reduce, batched_matvec]
+                seed_reduce, batched_matvec] + KRONECKER
