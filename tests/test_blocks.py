@@ -5,6 +5,7 @@ results are compared bit for bit with the whole-array evaluation of the same ker
 for every thread count, block size and operand layout. MIN_SIZE and BLOCK_BYTES are
 lowered so that small arrays take many blocks.
 """
+import re
 import threading
 
 import numpy as np
@@ -162,3 +163,74 @@ def test_memory_bound_kernels_are_not_blocked(small_blocks):
     da, db = grad(a, b)
     np.testing.assert_allclose(da.numpy(), b * b + 2 * a, rtol=1e-15)
     np.testing.assert_allclose(db.numpy(), 2 * a * b, rtol=1e-15)
+
+
+def test_the_kernel_writes_its_last_operation_into_the_output_block(small_blocks,
+                                                                   simplify_mode):
+    xv = np.random.default_rng(1).normal(size=(40, 3))
+    for f, last in [(lambda x: tf.tanh(x) * tf.exp(x) * x + x, r"np\.add\(.*, out=out\)"),
+                    (lambda x: tf.exp(tf.sin(x) * x), r"np\.exp\(s\d, out=out\)"),
+                    (lambda x: (tf.sin(x) * x) ** 3.0, r"r = s\d \*\* 3\.0\n *out\[\.\.\.\] = r")]:
+        function = tf.function(f)
+        source = function.source(xv)
+        # a ufunc result is written with out=; any other (x ** 3.0) is copied into the block
+        assert ("scratch=" in source) == (simplify_mode == "full"), source
+        if simplify_mode == "full":
+            assert re.search(last, source), source
+        with np.errstate(all="ignore"):
+            np.testing.assert_allclose(function(xv).numpy(), np.asarray(f(tf.constant(xv))),
+                                       rtol=1e-14, atol=0)
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_a_kernel_writing_through_scratch_blocks_equals_the_whole_array(small_blocks, threads):
+    tf.set_num_threads(threads)
+    a, b = np.random.default_rng(2).normal(size=(2, 45, 4))
+    seen = {}
+
+    def kernel(x, y, out, scratch):
+        (s0,) = scratch
+        # views of the one allocation each thread's run of blocks makes
+        seen.setdefault(threading.current_thread().name, set()).add(id(s0.base))
+        assert s0.shape == x.shape
+        np.add(y, 1.0, out=s0)
+        return np.multiply(np.sin(x), s0, out=out)
+    got = blocks.tapec_blocked(kernel, (a, b[0]), (True, False), a.shape, np.float64,
+                               scratch=1)
+    np.testing.assert_array_equal(got, np.sin(a) * (b[0] + 1.0))
+    # 45 rows, 8 per block: 6 blocks, in `threads` runs, one scratch allocation per run
+    assert sum(len(bases) for bases in seen.values()) <= threads < 6
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_the_scratch_kernel_is_the_expression_kernel_bit_for_bit(small_blocks, dtype):
+    from tapec.simplify.fuse.kernel_printer import print_kernel
+    from tapec.simplify.fuse.numpy_printer import NumpyStyle, print_program
+    from tapec.simplify.fuse.program import Call
+    square = Call("square", "np.square({0})", None, 1, 100, None)
+    tan = Call("tan", "np.tan({0})", None, 20, 100, None)
+    same = Call("identity", "{0}", None, 1, None, None)        # returns its operand
+    isnan = Call("isnan", "np.isnan({0})", None, 1, 100, None)
+    code = (("mul", (("in", 0), ("in", 1)), None),              # 0: x * y
+            ("call", (("v", 0),), tan),                          # 1: tan(x * y)
+            ("call", (("v", 1),), same),                         # 2: a view of 1
+            ("add", (("v", 1), ("lit", "1.0")), None),           # 3: 1 dies here...
+            ("call", (("v", 3),), square),                       # 4: ...but 2 reads it
+            ("mul", (("v", 2), ("v", 4)), None),                 # 5
+            ("call", (("in", 1),), isnan),                       # 6: bool: no scratch
+            ("sub", (("v", 5), ("in", 2)), None),                # 7: c broadcasts
+            ("div", (("v", 7), ("v", 0)), None))                 # 8
+    program, shapes, shape = (code, ("v", 8)), [(40, 3), (40, 3), (3,)], (40, 3)
+    lines, slots = print_kernel(program, ["a0", "a1", "a2"], shapes, shape, dtype)
+    assert "np.isnan(a1)" in "\n".join(lines) and "out=s" in "\n".join(lines)
+    namespace = {"np": np}
+    exec("def kernel(a0, a1, a2, out, scratch):\n" + "".join(
+        f"    {line}\n" for line in lines) + "    return r\n", namespace)
+    expression = print_program(program, NumpyStyle(["a0", "a1", "a2"]), "r")
+    exec("def whole(a0, a1, a2):\n" + "".join(f"    {line}\n" for line in expression)
+         + "    return r\n", namespace)
+    rng = np.random.default_rng(3)
+    args = [rng.normal(size=s).astype(dtype) for s in shapes]
+    got = blocks.tapec_blocked(namespace["kernel"], args, (True, True, False), shape, dtype,
+                               scratch=slots)
+    np.testing.assert_array_equal(got, namespace["whole"](*args))

@@ -513,10 +513,12 @@ def test_w3_gradient_fused_vs_unfused(monkeypatch, phases):
     with builder:
         new = fuse.fuse_elementwise(outputs, feeds, builder)
     fused, source, fused_keys = compiled(new, feeds)
-    assert fused_keys == keys and fused_nodes(new, feeds)
+    # The fused kernel may read fed values the unfused code does not: the tape's sin(x),
+    # for cos(x) = sin(x) / tan(x) (fuse/trig.py).
+    assert set(keys) <= set(fused_keys) and fused_nodes(new, feeds)
     (slot,) = {n.attrs["slot"] for n in feeds if n.op is PLACEHOLDER}     # x, the one leaf
-    args = _fed_values(feeds, keys, {slot: xv})
-    expected, got = plain(*args), fused(*args)
+    expected = plain(*_fed_values(feeds, keys, {slot: xv}))
+    got = fused(*_fed_values(feeds, fused_keys, {slot: xv}))
     assert_close(got, expected, 1e-12)
     assert_close(got, [gradient.numpy()], 1e-12)
     # d/dx of the W3 sum, written out by hand.

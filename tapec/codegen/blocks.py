@@ -7,10 +7,12 @@ out among `tapec.num_threads()` threads (NumPy's loops release the GIL), each ta
 one contiguous run of blocks. Each element is computed by the same operations as
 unblocked, so the values are the same.
 
-Generated code calls `tapec_blocked(kernel, operands, sliced, shape, dtype)`: `kernel`
-computes the fused expression from its operands; `sliced[k]` says whether operand k
-spans the result's first axis (its rows are cut along with the result's) or is
-broadcast along it (passed whole).
+Generated code calls `tapec_blocked(kernel, operands, sliced, shape, dtype, scratch=k)`:
+`kernel` computes the fused expression from its operands into the block of the output,
+through k scratch blocks its thread reuses for every block (its ufuncs write with
+`out=`: no temporary is allocated, no result copied; fuse/kernel_printer.py);
+`sliced[k]` says whether operand k spans the result's first axis (its rows are cut
+along with the result's) or is broadcast along it (passed whole).
 
 Kernels printed for numexpr call it through `NumexprThreads`, which runs them on the
 same `tapec.num_threads()` threads.
@@ -60,17 +62,28 @@ def _executor(workers: int) -> ThreadPoolExecutor:
         return _pool
 
 
-def tapec_blocked(kernel, operands, sliced, shape, dtype):
-    """The kernel's result, of `shape` and `dtype`, computed block by block."""
+def tapec_blocked(kernel, operands, sliced, shape, dtype, scratch=None):
+    """The kernel's result, of `shape` and `dtype`, computed block by block.
+
+    With `scratch` (a count, generated kernels), the kernel takes two more arguments: the
+    block of the output, which it writes its result into, and `scratch` blocks of that
+    shape and dtype, allocated once per thread and reused for every block; else its
+    result is copied into the output."""
     out = np.empty(shape, dtype)
     rows = shape[0]
     row_bytes = max(1, out.itemsize * (out.size // rows))
     step = max(1, BLOCK_BYTES // row_bytes)
 
     def run(start, stop):
+        if scratch is not None:
+            buffers = np.empty((scratch, min(step, stop - start), *shape[1:]), dtype)
         for s in range(start, stop, step):
             e = min(s + step, stop)
-            out[s:e] = kernel(*[o[s:e] if cut else o for o, cut in zip(operands, sliced)])
+            blocks = [o[s:e] if cut else o for o, cut in zip(operands, sliced)]
+            if scratch is None:
+                out[s:e] = kernel(*blocks)
+            else:
+                kernel(*blocks, out[s:e], [b[:e - s] for b in buffers])
 
     blocks = -(-rows // step)                   # ceiling division
     threads = min(config.num_threads(), blocks)

@@ -11,6 +11,10 @@ Each group of two or more elementwise ops becomes one node computing a small pro
   to a program (`lowering.py`) and used only when the cost model accepts it (cheaper,
   same inputs, same function calls on the same arguments, same divisors).
 
+A large float64 program then gets its sines and cosines from tangents (`trig.py`:
+cos x = sin x / tan x where sin x is at hand, the forward value a tape holds included),
+since NumPy's float64 tan is a SIMD loop and its sin and cos are not.
+
 The modules, each one job:
 
     regions.py          which nodes fuse together; `fuse_elementwise`, the pass
@@ -20,8 +24,9 @@ The modules, each one job:
     lowering.py         SymPy expression -> program
     numpy_printer.py    program -> NumPy statements, from the ops' templates
     numexpr_printer.py  program -> `numexpr.evaluate` calls, where that pays
+    trig.py             sines and cosines from tangents, in large float64 programs
     fused_op.py         the `fused` op (its code generation), `fused_expression`
-    settings.py         time budget, numexpr thresholds
+    settings.py         time budget, numexpr and trig thresholds
 
 What fusion knows of an op comes from its declaration (`ops/registry.py`): `template`
 and `precedence` print it, `cost` weighs it, `numexpr` spells it for numexpr.

@@ -39,7 +39,10 @@ def call_of(op, literal_args) -> Call:
     if numexpr is not None:
         numexpr_precedence = op.precedence if op.numexpr_precedence is None \
             else op.numexpr_precedence
-    return Call(op.name, op.template, numexpr, cost, op.precedence, numexpr_precedence)
+    template = op.template
+    if template is None:         # `where`: its NumPy printer, applied to the placeholders
+        template = op.numpy([f"{{{k}}}" for k in range(op.arity)], None)
+    return Call(op.name, template, numexpr, cost, op.precedence, numexpr_precedence)
 
 
 def exact_program(root, nodes, feeds):

@@ -4,8 +4,9 @@ Its attributes are the result's `shape` and `dtype`, the program (`code`, `resul
 `program.py`), whether it is the `exact` form, and `expr`, the SymPy text of a simplified
 form. Code generation prints the program for numexpr where that pays
 (`numexpr_printer.py`), as a kernel evaluated block by block where the node is large and
-compute-bound (`codegen/blocks.py`), else as whole-array NumPy statements
-(`numpy_printer.py`). `fused_expression(node)` gives printers its SymPy form.
+compute-bound (`codegen/blocks.py`; its ufuncs write into scratch blocks and the output,
+`kernel_printer.py`), else as whole-array NumPy statements (`numpy_printer.py`).
+`fused_expression(node)` gives printers its SymPy form.
 """
 from __future__ import annotations
 
@@ -16,9 +17,11 @@ import numpy as np
 from ...codegen import blocks
 from ...ops import sympy_rules
 from ...ops.registry import REGISTRY, Op, declare
+from .kernel_printer import print_kernel
 from .numexpr_printer import print_numexpr, use_numexpr
 from .numpy_printer import NumpyStyle, finish, print_program
 from .program import ARITHMETIC, program_cost, used_inputs
+from . import trig
 
 
 def _infer(**attrs):
@@ -51,13 +54,15 @@ def _blocked_lines(program, args, out, shapes, node):
         return None     # memory-bound (a few adds and products per element): a whole-array
         #                 pass writes its result in place, blocks would copy it once more
     params = [f"a{k}" for k in range(len(args))]
-    kernel = print_program(program, NumpyStyle(params), "r")
+    # The kernel writes each block's result into its block of the output, `out`, through
+    # scratch blocks its thread reuses (kernel_printer.py).
+    kernel, slots = print_kernel(program, params, shapes, node.shape, node.dtype)
     operands = ", ".join(args[k] for k in used) + ("," if len(used) == 1 else "")
-    return [f"def {out}_kernel({', '.join(params[k] for k in used)}):",
+    return [f"def {out}_kernel({', '.join([*(params[k] for k in used), 'out', 'scratch'])}):",
             *(f"    {line}" for line in kernel),
             "    return r",
             f"{out} = tapec_blocked({out}_kernel, ({operands}), {sliced}, "
-            f"{tuple(node.shape)}, np.{np.dtype(node.dtype).name})"]
+            f"{tuple(node.shape)}, np.{np.dtype(node.dtype).name}, scratch={slots})"]
 
 
 FUSED = declare(Op(
@@ -94,7 +99,10 @@ def fused_expression(node, inputs=None):
         if opcode != "call":
             values.append(ARITHMETIC[opcode].sympy(*args))
             continue
-        op = REGISTRY.get(call.name)
-        fn = op.sympy if op is not None else None
-        values.append(fn(*args) if fn is not None else sp.Function(call.name)(*args))
+        value = trig.sympy_form(call, args)
+        if value is None:
+            op = REGISTRY.get(call.name)
+            fn = op.sympy if op is not None else None
+            value = fn(*args) if fn is not None else sp.Function(call.name)(*args)
+        values.append(value)
     return get(result)

@@ -3,14 +3,18 @@
 Sums and products are written smallest operand first, and the small factors of a product
 are multiplied, divided and negated before they meet its largest operand: `(y * s / q)
 * X`, one op on X's shape, not `y * X * s / q`, three. Integer powers become the
-multiplications of binary powering; a rational coefficient with a power-of-two
-denominator is one exact literal, any other one a division. Literals keep the text the
+multiplications of binary powering; a rational coefficient that is exactly a float
+(0.3 is 5404319552844595 / 2**54) is one literal, printed as its shortest text in the
+group's dtype (`0.3`, never the fraction); a small fraction of the math (1/3) a division;
+and a folded product of literals no float holds (0.3 * 0.3, 106 bits) the literal of
+its value rounded once to the dtype. Literals keep the text the
 exact form gave them where it had one. An expression holding anything else (a non-integer
 power, an unknown symbol) raises `Unsupported`: the group keeps its exact form.
 """
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -103,28 +107,44 @@ class Lowering:
         raise Unsupported(e)
 
     def literal(self, value) -> tuple:
-        """A Python literal for an int or an exact float: the text the exact form gave
-        that value if it had it, else the shortest text that gives the value in the
-        group's dtype (NumPy's weak scalars then give it that dtype), else exact."""
+        """A Python literal for an int or a float: the text the exact form gave that value
+        if it had it, else the shortest text of the value in the group's dtype (NumPy's
+        weak scalars give a Python float the dtype of the array it meets, rounding it as
+        `np.asarray(value, dtype)` does, so the shorter text computes the same)."""
         if isinstance(value, int) and abs(value) >= 2 ** 53:
-            raise Unsupported(value)
+            value = self.rounded(value, 1)       # an int literal this large would stay int
         text = self.group.texts.get(value)
         if text is None and isinstance(value, int):
             text = str(value)
         if text is None:
-            typed = np.asarray(value, dtype=self.group.dtype)
-            text = python_literal(typed) if float(typed) == value else repr(float(value))
+            text = python_literal(np.asarray(value, dtype=self.group.dtype))
         return ("lit", f"({text})" if text.startswith("-") else text)
+
+    def rounded(self, p, q) -> float:
+        """The exact rational p / q (ints, q > 0) rounded once, to nearest even, to the
+        group's dtype: a folded constant no literal holds exactly (0.3 * 0.3 is
+        0.0900000000000000033..., 106 bits). Raises `Unsupported` where the rounding
+        would overflow or flush a nonzero constant to zero."""
+        exact = Fraction(p, q)
+        nearest = np.asarray(p / q, dtype=self.group.dtype)      # int / int rounds correctly
+        steps = [nearest, np.nextafter(nearest, -np.inf), np.nextafter(nearest, np.inf)]
+        finite = [c for c in steps if np.isfinite(c)]
+        best = min(finite, key=lambda c: (abs(Fraction(float(c)) - exact), _odd(c)))
+        if not np.isfinite(nearest) or (best == 0) != (p == 0):
+            raise Unsupported(exact)
+        return float(best)
 
     def number(self, n):
         if n.is_Integer:
             return self.literal(int(n))
-        if n.is_Rational:
-            p, q = int(n.p), int(n.q)
-            if q & (q - 1) == 0 and abs(p) < 2 ** 53:
-                return self.literal(p / q)
+        if not n.is_Rational:
+            raise Unsupported(n)
+        p, q = int(n.p), int(n.q)
+        if _is_float(p, q):
+            return self.literal(p / q)
+        if abs(p) < 2 ** 53 and q < 2 ** 53:
             return self.code.emit("div", (self.literal(p), self.literal(q)))
-        raise Unsupported(n)
+        return self.literal(self.rounded(p, q))
 
     def add(self, e):
         # (operand, subtracted) per term, smallest shape first
@@ -155,15 +175,18 @@ class Lowering:
         negative = coefficient < 0
         p, q = abs(int(coefficient.p)), int(coefficient.q)
         sign = -1 if negative else 1
-        if q & (q - 1) == 0 and p < 2 ** 53:
+        if _is_float(p, q):              # one exact literal: 0.3, not 5404319552844595 / 2**54
             if p != 1 or q != 1:
                 numerator.insert(0, self.literal(sign * p / q if q != 1 else sign * p))
                 negative = False
-        else:
+        elif p < 2 ** 53 and q < 2 ** 53:     # x / 3: one correctly rounded division
             if p != 1 or negative:
                 numerator.insert(0, self.literal(sign * p))
                 negative = False
             denominator.insert(0, self.literal(q))
+        else:                            # a folded product of literals: rounded once
+            numerator.insert(0, self.literal(self.rounded(sign * p, q)))
+            negative = False
         numerator, denominator = self.by_size(numerator), self.by_size(denominator)
         largest = max(map(self.size, numerator + denominator), default=1)
         small = [f for f in numerator if self.size(f) < largest]
@@ -205,6 +228,18 @@ class Lowering:
         if call is None:             # a real SymPy function (tests of `accept`)
             call = _sympy_function_call(name.lower(), len(e.args))
         return self.code.emit("call", tuple(self(a) for a in e.args), call)
+
+
+def _odd(value) -> int:
+    """1 where the last bit of a float's significand is set (ties round to even)."""
+    bits = np.asarray(value)
+    return int(bits.view(f"u{bits.itemsize}")) & 1
+
+
+def _is_float(p, q) -> bool:
+    """Whether p / q (q > 0) is exactly a float64: a power-of-two denominator and a
+    numerator of at most 53 bits."""
+    return q & (q - 1) == 0 and abs(p) < 2 ** 53 and q <= 2 ** 1074
 
 
 def _sympy_function_call(name, arity) -> Call:

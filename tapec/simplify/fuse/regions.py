@@ -3,7 +3,11 @@
     fuse_elementwise(outputs, feeds, builder) -> outputs (with `.stats`)
 
 A *fusible* node is an elementwise op (`sympy` and `arity` set, a NumPy template, no
-attributes) of floating dtype whose operands share its dtype, and which is not fed.
+attributes) of floating dtype whose operands share its dtype, and which is not fed; or a
+`where` choosing between floats, and a comparison of floats (`x == 0`) whose only users
+are in one group (a bool value never roots a group: a fused node computes floats). So
+the guards of derivative rules (sqrt's `where(out + |g| == 0, 1, out)`) are computed
+block by block in the kernel that reads them, not as whole-array passes.
 Constants and 0-d fills are *literals*: they are inlined where they are used. Fusible
 nodes connected through their inputs form a region; fed nodes, non-elementwise nodes and
 non-scalar fills are its inputs.
@@ -31,6 +35,7 @@ from .exact import exact_program
 from .fused_op import FUSED
 from .lowering import Unsupported
 from .search import simplify_group
+from . import trig
 
 _log = logging.getLogger("tapec.simplify")
 
@@ -55,11 +60,20 @@ def last_stats() -> dict:
 
 def _fusible(node, feeds) -> bool:
     op = node.op
-    if node in feeds or op.sympy is None or op.arity is None or op.template is None:
+    if node in feeds or op.arity is None or op.numpy is None or op.numpy_lines is not None:
         return False
-    if op.numpy is None or op.numpy_lines is not None or node.attrs or op.stateful:
+    if node.attrs or op.stateful or len(node.inputs) != op.arity:
         return False
-    if node.dtype.kind != "f" or len(node.inputs) != op.arity:
+    if op.name == "where":               # chooses between floats by a fused condition
+        condition, x, y = node.inputs
+        return condition.dtype.kind == "b" and node.dtype.kind == "f" and \
+            x.dtype == y.dtype == node.dtype
+    if op.template is None:
+        return False
+    if node.dtype.kind == "b":           # a comparison of floats (`x == 0`), for a where
+        return op.sympy is None and node.inputs[0].dtype.kind == "f" and \
+            all(i.dtype == node.inputs[0].dtype for i in node.inputs)
+    if op.sympy is None or node.dtype.kind != "f":
         return False
     return all(i.dtype == node.dtype for i in node.inputs)
 
@@ -83,6 +97,8 @@ def fuse_elementwise(outputs, feeds, builder) -> FusedOutputs:
         for i in n.inputs:
             users.setdefault(i, []).append(n)
     returned = {o for o in outputs if o is not None}
+    # Fed values by what computes them: a kernel needing cos(x) may read a fed sin(x).
+    fed_by_op = {(n.op.name, n.inputs): n for n in feeds if n.inputs}
 
     # Reverse topological order: a node joins its users' group when they all share one.
     group_of = {}
@@ -91,6 +107,8 @@ def fuse_elementwise(outputs, feeds, builder) -> FusedOutputs:
             continue
         owners = {group_of.get(u) for u in users.get(n, ())}
         if n in returned or len(owners) != 1 or None in owners:
+            if n.dtype.kind == "b":
+                continue                 # a condition joins its where's group, never roots one
             group_of[n] = n
         else:
             group_of[n] = owners.pop()
@@ -105,9 +123,10 @@ def fuse_elementwise(outputs, feeds, builder) -> FusedOutputs:
         if len(nodes) < settings.MIN_OPS or root.shape == ():
             continue
         stats["groups"] += 1
-        replaced[root] = _fuse_group(root, nodes, feeds, deadline, stats)
+        replaced[root] = _fuse_group(root, nodes, feeds, deadline, stats,
+                                     lambda name, node: fed_by_op.get((name, (node,))))
 
-    memo = {}
+    memo = {n: n for n in feeds}         # a kernel may read fed values the graph did not
     for n in order:
         if n in feeds or not n.inputs:
             memo[n] = n
@@ -127,8 +146,9 @@ def fuse_elementwise(outputs, feeds, builder) -> FusedOutputs:
     return FusedOutputs([None if o is None else memo[o] for o in outputs], stats)
 
 
-def _fuse_group(root, nodes, feeds, deadline, stats):
-    """(inputs, attrs) of the fused node computing `root` from its group `nodes`."""
+def _fuse_group(root, nodes, feeds, deadline, stats, fed):
+    """(inputs, attrs) of the fused node computing `root` from its group `nodes`; `fed(name,
+    node)` is the fed node computing op `name` of `node`, or None."""
     inputs, program = exact_program(root, nodes, feeds)
     exact, text = True, ""
     if time.perf_counter() < deadline and _tree_ops(root, set(nodes)) <= settings.MAX_SYMPY_OPS:
@@ -146,6 +166,11 @@ def _fuse_group(root, nodes, feeds, deadline, stats):
             program, text = simplified
             exact = False
             stats["simplified"] += 1
+    if trig.applies(root.shape, root.dtype):
+        program, inputs, rewritten = trig.from_tangents(program, inputs, fed)
+        if rewritten:
+            exact = False
+            stats["trig"] = stats.get("trig", 0) + rewritten
     attrs = {"shape": root.shape, "dtype": root.dtype.str, "code": program[0],
              "result": program[1], "exact": exact, "expr": text}
     return tuple(inputs), attrs

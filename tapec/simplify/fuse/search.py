@@ -28,14 +28,14 @@ What an accepted simplification may change (the only differences from unfused co
 all from reassociating the arithmetic between function calls): the order of sums and
 products (SymPy's canonical order, subexpressions shared by `cse`), distributivity
 (`g*a + g*b -> g*(a + b)` by `factor_terms`; fractions over one denominator, `a/y +
-b/y -> (a + b)/y`), constant folding (`0.5 * (2 * x) -> x`, `3 * (3 * x) -> 9 * x`; a
-folded float32 coefficient rounds once instead of twice), a product divided once by
-the product of its denominators (`a / x / y -> a / (x * y)`, which can overflow where
-the original did not; `a * y**-1 -> a / y`, one rounding instead of two), integer
-powers by repeated multiplication, the sign of a zero (`x + 0 -> x`), and like terms
-of one sign combined (`x + x -> 2*x`, exact; `2*x + 3*x -> 5*x`). `expand` may also
-cancel terms of a product of sums (`(x + 1)*(x - 1) -> x**2 - 1`), changing rounding
-and overflow as distributing does.
+b/y -> (a + b)/y`), constant folding (`0.5 * (2 * x) -> x`, `3 * (3 * x) -> 9 * x`,
+`0.3 * (0.3 * x) -> 0.09 * x`; a folded coefficient rounds once instead of twice), a
+product divided once by the product of its denominators (`a / x / y -> a / (x * y)`,
+which can overflow where the original did not; `a * y**-1 -> a / y`, one rounding
+instead of two), integer powers by repeated multiplication, the sign of a zero
+(`x + 0 -> x`), and like terms of one sign combined (`x + x -> 2*x`, exact;
+`2*x + 3*x -> 5*x`). `expand` may also cancel terms of a product of sums
+(`(x + 1)*(x - 1) -> x**2 - 1`), changing rounding and overflow as distributing does.
 """
 from __future__ import annotations
 
