@@ -25,7 +25,7 @@ from .codegen.emit import compile_function, emit
 from .ir.nodes import Builder, topological_order
 from .ir.lower import is_structure, lower
 from .ops.shape import CONSTANT, PLACEHOLDER, fill
-from .simplify import simplify
+from .simplify import last_stats, simplify
 from .tensor import Tensor
 
 @dataclass
@@ -52,14 +52,20 @@ class Plan:
     arg_refs: tuple        # (True, position in the recording) or (False, seed number)
     custom: object = None  # CustomPaths when a custom_gradient is on the path
 
+    @property
+    def countdown(self):
+        """The entry's countdown to its fused version (None when final)."""
+        return None if self.entry is None else self.entry.countdown
+
 
 def gradient(tape, request: Request) -> list:
     """One Tensor (or None) per source: d(sum of targets * seeds)/d(source)."""
-    g = tape.recorded.graph
+    recorded = tape.recorded
+    g = recorded.graph
     if _another_tape_records(tape):
         return _gradient_by_structure(tape, request)
     # The hot path: the recording's rows are its structure, kept as it was recorded.
-    position, live = g.position, tape.recorded.live
+    position, live = g.position, recorded.live
     key = ("recording", CODEGEN_VERSION, request.mode, config.simplify_setting(),
            graph.RowsKey(g.rows),
            tuple([position.get(t._id, -1) for t in request.targets]),
@@ -67,12 +73,12 @@ def gradient(tape, request: Request) -> list:
                   for s, d in zip(request.source_ids, request.source_dtypes)]),
            tuple([None if s is None else (s._shape, s._dtype.str) for s in request.seeds]))
     plan = CACHE.find_alias(key)
-    if plan is None:
-        plan = _plan(tape, request)
+    if plan is None or (plan.countdown is not None and plan.entry.due()):
+        plan = _plan(tape, request, final=plan is not None)
         CACHE.put_alias(key, plan)
     if plan.entry is None:
         return [None] * len(request.source_ids)
-    ids, tensors, seeds = g.ids, tape.recorded.tensors, request.seeds
+    ids, tensors, seeds = g.ids, recorded.tensors, request.seeds
     values = [tensors[ids[k]]._value if from_tape else seeds[k]._value
               for from_tape, k in plan.arg_refs]
     if plan.custom is None:
@@ -82,13 +88,14 @@ def gradient(tape, request: Request) -> list:
     return plan.custom.drop_dead(leaves, results)
 
 
-def _plan(tape, request) -> Plan:
-    """Prune, key by structure, build on a miss; then address the arguments by position."""
+def _plan(tape, request, final=False) -> Plan:
+    """Prune, key by structure, build on a miss; then address the arguments by position.
+    `final`: replace a provisional entry by its fused version."""
     g = tape.recorded.graph
     pruned, differentiable = _pruned(tape, request)
     if not pruned.on_path:
         return Plan(None, ())
-    entry = _compiled(g, pruned, request, differentiable)
+    entry = _compiled(g, pruned, request, differentiable, final)
     position = g.position
     refs = tuple((True, position[pruned.ids[k]]) if kind == "tape" else (False, k)
                  for kind, k in entry.arg_keys)
@@ -106,14 +113,21 @@ def _pruned(tape, request):
     return graph.prune(g, source_ids, [t._id for t in request.targets]), differentiable
 
 
-def _compiled(g, pruned, request, differentiable) -> Compiled:
+def _compiled(g, pruned, request, differentiable, final=False) -> Compiled:
+    """The compiled derivative from the cache, built on a miss (provisional, unfused, if
+    SymPy is not imported yet); `final` builds the fused version in its place."""
     key = (CODEGEN_VERSION, request.mode, config.simplify_setting(),
            graph.structural_key(g, pruned),
            tuple(pruned.index.get(s, -1) if ok else -2
                  for s, ok in zip(request.source_ids, differentiable)),
            tuple(pruned.index.get(t._id, -1) for t in request.targets),
            tuple(None if s is None else (s._shape, s._dtype.str) for s in request.seeds))
-    return CACHE.get_or_build(key, lambda: _build(g, pruned, request, differentiable))
+    if final:
+        entry = _build(g, pruned, request, differentiable, defer_fusion=False)
+        CACHE.replace(key, entry)
+        return entry
+    return CACHE.get_or_build(key, lambda: _build(g, pruned, request, differentiable,
+                                                  defer_fusion=True))
 
 
 def _gradient_by_structure(tape, request) -> list:
@@ -128,6 +142,8 @@ def _gradient_by_structure(tape, request) -> list:
         results = _interpret(tape, pruned, request, differentiable)
     else:
         entry = _compiled(g, pruned, request, differentiable)
+        if entry.due():
+            entry = _compiled(g, pruned, request, differentiable, final=True)
         values = [tape.recorded.tensors[pruned.ids[k]]._value if kind == "tape" else
                   request.seeds[k]._value for kind, k in entry.arg_keys]
         results = _results(entry, entry.fn(*values), request.source_dtypes)
@@ -312,13 +328,14 @@ def _node(t):
     return None if t is None else t._node
 
 
-def _build(g, pruned, request, differentiable) -> Compiled:
+def _build(g, pruned, request, differentiable, defer_fusion=False) -> Compiled:
     outputs, feeds, builder = _symbolic_graph(g, pruned, request, differentiable)
-    outputs = simplify(outputs, feeds, builder, config.simplify_setting())
+    outputs = simplify(outputs, feeds, builder, config.simplify_setting(), defer_fusion)
     title = (f"{request.mode} of {len(request.targets)} target(s) with respect to "
              f"{len(request.source_ids)} source(s)")
     source, arg_keys = emit(outputs, feeds, "gradient", title)
-    return Compiled(compile_function(source, "gradient"), source, tuple(arg_keys), title)
+    make = Compiled.provisional if last_stats.get("fusion deferred") else Compiled
+    return make(compile_function(source, "gradient"), source, tuple(arg_keys), title)
 
 
 def _interpret(tape, pruned, request, differentiable) -> list:

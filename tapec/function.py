@@ -209,10 +209,14 @@ class Function:
                 getattr(self._fn, "__qualname__", repr(self._fn)))
 
     def source(self, *args: Any, **kwargs: Any) -> str:
-        """The generated source for the signature of `args` (tracing if needed)."""
-        self(*args, **kwargs)
+        """The generated source for the signature of `args` (calling the function first if
+        no call has traced that signature: a trace runs it)."""
         call = Call(args, kwargs, self._parameters)
-        return self._traces[(config.simplify_setting(),) + call.key()][-1].compiled().source
+        key = (config.simplify_setting(),) + call.key()
+        if key not in self._traces:
+            self(*args, **kwargs)
+        program = self._traces[key][-1]
+        return (program._compiled or program.compiled()).source
 
     def _generalized(self, call, program):
         """The Trace that serves every size of the None dimensions, from this call's

@@ -352,7 +352,7 @@ class GradientTape:
         # non-persistent tape usable (as TensorFlow, which releases it on success only).
         flat_targets = _check_targets(target, "gradient")
         flat_sources = nest.flatten(sources)
-        _describe_sources(flat_sources)
+        described = _describe_sources(flat_sources)
         if output_gradients is not None:
             output_gradients = _seed_entries(target, flat_targets, output_gradients)
             self._seeds(flat_targets, output_gradients, check_only=True)
@@ -361,7 +361,7 @@ class GradientTape:
         try:
             targets = [self._as_target(t, "gradient") for t in flat_targets]
             seeds = self._seeds(targets, output_gradients)
-            results = self._run(targets, flat_sources, seeds, "gradient")
+            results = self._run(targets, flat_sources, seeds, "gradient", described)
             results = self._unwatched_identity(flat_targets, targets, seeds, flat_sources,
                                                results)
         finally:
@@ -386,8 +386,8 @@ class GradientTape:
                 results[i] = Tensor._eager(_frozen(np.array(total, dtype=s._dtype)))
         return results
 
-    def _run(self, targets, flat_sources, seeds, mode):
-        ids, dtypes, shapes = _describe_sources(flat_sources)
+    def _run(self, targets, flat_sources, seeds, mode, described=None):
+        ids, dtypes, shapes = described or _describe_sources(flat_sources)
         request = engine.Request(targets, ids, dtypes, shapes, seeds, mode)
         return engine.gradient(self, request)
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import tapec as tf
+import tapec.simplify as tapec_simplify
 
 
 @pytest.fixture(autouse=True)
@@ -54,3 +55,84 @@ def test_a_deferred_fallback_keeps_its_line_numbers():
     except TypeError:
         frames = traceback.extract_tb(__import__("sys").exc_info()[2])
         assert frames[-1].line and frames[-1].line.strip() in grad._origin.source
+
+
+def _mlp_gradient(X, W1, W2):
+    with tf.GradientTape() as tape:
+        h = tf.tanh(X @ W1)
+        loss = tf.reduce_mean(tf.square(h @ W2))
+    return tape.gradient(loss, [W1, W2])
+
+
+def _mlp_reference(X, W1, W2):
+    h = np.tanh(X @ W1)
+    out = h @ W2
+    d_out = 2 * out / out.size
+    d_h = (d_out @ W2.T) * (1 - h ** 2)
+    return X.T @ d_h, h.T @ d_out
+
+
+def test_a_first_gradient_before_sympy_is_unfused_then_fused_on_its_third_call(monkeypatch):
+    if tf.config.simplify_setting() != "full":
+        pytest.skip("fusion is part of the full mode only")
+    monkeypatch.setattr(tapec_simplify, "fusion_is_cold", lambda: True)   # a fresh process
+    rng = np.random.default_rng(0)
+    X = tf.constant(rng.normal(size=(16, 8)))
+    W1 = tf.Variable(rng.normal(size=(8, 12)))
+    W2 = tf.Variable(rng.normal(size=(12, 3)))
+    expected = _mlp_reference(X.numpy(), W1.numpy(), W2.numpy())
+    sources = []
+    for _ in range(4):
+        grads = _mlp_gradient(X, W1, W2)
+        for got, want in zip(grads, expected):
+            np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
+        sources.append(grads[0]._origin.source)
+    assert "fused" not in sources[0] and sources[1] == sources[0]
+    assert "fused" in sources[2] and sources[3] == sources[2]
+    assert tf.cache_info().misses == 1              # the fused version replaces it
+
+
+def test_a_tf_function_program_is_fused_on_its_third_call(monkeypatch):
+    if tf.config.simplify_setting() != "full":
+        pytest.skip("fusion is part of the full mode only")
+    monkeypatch.setattr(tapec_simplify, "fusion_is_cold", lambda: True)
+    rng = np.random.default_rng(1)
+    X = tf.constant(rng.normal(size=(16, 8)))
+    W1 = tf.Variable(rng.normal(size=(8, 12)))
+    W2 = tf.Variable(rng.normal(size=(12, 3)))
+    step = tf.function(_mlp_gradient)
+    expected = _mlp_reference(X.numpy(), W1.numpy(), W2.numpy())
+    sources = []
+    for _ in range(4):
+        for got, want in zip(step(X, W1, W2), expected):
+            np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
+        sources.append(step.source(X, W1, W2))
+    assert "fused" not in sources[0] and "fused" in sources[3]
+    assert step.experimental_get_tracing_count() == 1
+
+
+def test_a_first_gradient_in_a_fresh_process_does_not_import_sympy():
+    import subprocess
+    import sys
+    program = (
+        "import sys, numpy as np, tapec as tf\n"
+        "X = tf.constant(np.ones((4, 3), np.float32)); W = tf.Variable(np.ones((3, 2), "
+        "np.float32))\n"
+        "with tf.GradientTape() as tape:\n"
+        "    y = tf.nn.softmax(tf.tanh(X @ W) / 3.0 + 0.5)\n"
+        "    loss = tf.reduce_mean(tf.math.log(y) * tf.sqrt(tf.abs(y)))\n"
+        "g = tape.gradient(loss, W)\n"
+        "assert np.all(np.isfinite(g.numpy()))\n"
+        "print('sympy' in sys.modules)\n")
+    result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                            timeout=120, env={**__import__("os").environ,
+                                              "TAPEC_CACHE_DIR": ""})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "False"
+
+
+def test_the_derivative_table_is_what_sympy_derives():
+    from tapec.ops import sympy_rules
+    from tapec.ops.derivative_table import TABLE
+    assert TABLE == sympy_rules.derivative_table()
+    assert ("tanh", 0, (None,)) in TABLE and ("pow", 0, (None, 2.0)) in TABLE

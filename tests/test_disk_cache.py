@@ -102,8 +102,10 @@ def test_file_format_and_permissions(cache_dir):
     gradient = tanh_matmul()[0]
     (path,) = _entries(cache_dir)
     record = json.loads(path.read_text())
-    assert set(record) == {"format", "codegen_version", "tapec_version", "numpy_version",
-                           "tapec_sources", "key", "source", "arg_keys", "title", "sha256"}
+    assert set(record) - {"provisional"} == {
+        "format", "codegen_version", "tapec_version", "numpy_version", "tapec_sources", "key",
+        "source", "arg_keys", "title", "sha256"}
+    assert record.get("provisional", True) is True
     assert record["tapec_sources"] == disk_cache.sources_fingerprint() != "unavailable"
     assert (record["format"], record["codegen_version"], record["tapec_version"]) == \
         (disk_cache.FORMAT_VERSION, engine.CODEGEN_VERSION, tf.__version__)
@@ -624,3 +626,25 @@ def test_canonical_key_renumbers_leaves_and_argument_positions():
     assert b.to_local((("tape", 5),)) is None                 # out of range: refused
     other = ("not", "a gradient key")
     assert disk_cache.Canonical(other).key is other
+
+
+def test_a_provisional_entry_is_overwritten_by_its_fused_version(cache_dir, monkeypatch,
+                                                                 simplify_mode):
+    """A first gradient before SymPy is imported is written unfused and marked so; its
+    third call fuses it and rewrites the file, which a later process then loads."""
+    import tapec.simplify as tapec_simplify
+    if simplify_mode != "full":
+        pytest.skip("fusion is part of the full mode only")
+    monkeypatch.setattr(tapec_simplify, "fusion_is_cold", lambda: True)
+    x = tf.constant(np.linspace(-1.0, 1.0, 64))
+    sources = []
+    for _ in range(3):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.reduce_sum(tf.tanh(x) * tf.exp(x) + tf.sin(x))
+        sources.append(tf.generated_source(tape.gradient(y, x)))
+        (path,) = _entries(cache_dir)
+        record = json.loads(path.read_text())
+        assert record.get("provisional", False) is (len(sources) < 3)
+        assert record["source"] == sources[-1]
+    assert "fused" in sources[2] and "fused" not in sources[0]

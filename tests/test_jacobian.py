@@ -662,3 +662,23 @@ def test_vectorized_jacobian_keeps_the_nan_of_zero_times_inf():
         by_rows = tape.jacobian(v, x, experimental_use_pfor=False).numpy().ravel()
     np.testing.assert_array_equal(vectorized, [-np.inf, np.nan])
     np.testing.assert_array_equal(by_rows, [-np.inf, np.nan])
+
+
+def test_nested_tape_hessian_folds_the_inner_seed_of_ones():
+    """The inner gradient's seed of ones, broadcast while an outer tape records, stays a
+    fill on the outer tape: the eager Hessian of x^T A x compiles to A + A^T."""
+    rng = np.random.default_rng(7)
+    A = tf.constant(rng.normal(size=(5, 5)))
+    x = tf.constant(rng.normal(size=5))
+    with tf.GradientTape() as outer:
+        outer.watch(x)
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            f = tf.reduce_sum(x * tf.linalg.matvec(A, x))
+        g = inner.gradient(f, x)
+    H = outer.jacobian(g, x)
+    np.testing.assert_allclose(H.numpy(), A.numpy() + A.numpy().T, rtol=1e-15)
+    if tf.config.simplify_setting() != "off":
+        body = [line for line in H._origin.source.split("def gradient")[1].splitlines()[1:]
+                if line.strip() and not line.strip().startswith("return")]
+        assert len(body) == 1 and "+" in body[0], H._origin.source

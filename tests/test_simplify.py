@@ -140,3 +140,24 @@ def test_rules_never_change_values_on_a_mixed_program():
 
 
 COVERED_OPS = {"diag_seed"}
+
+
+def test_sqrt_guard_is_dropped_for_a_constant_gradient():
+    """sqrt's derivative guards 0/0 where the incoming gradient is 0; a gradient of ones
+    never is, so the compiled code divides by the forward value with no where()."""
+    x = tf.constant(np.array([0.0, 0.25, 3.0]))
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = tf.reduce_sum(tf.sqrt(x))
+    grad = tape.gradient(y, x)
+    if tf.config.simplify_setting() != "off":
+        assert "where" not in grad._origin.source
+    with np.errstate(divide="ignore"):
+        np.testing.assert_array_equal(grad.numpy(), 0.5 / np.sqrt(x.numpy()))
+
+    with tf.GradientTape() as tape:        # a gradient that can be 0 keeps the guard
+        tape.watch(x)
+        y = tf.reduce_sum(tf.sqrt(x) * x)
+    grad = tape.gradient(y, x).numpy()
+    assert grad[0] == 0.0
+    np.testing.assert_allclose(grad[1:], 1.5 * np.sqrt(x.numpy()[1:]), rtol=1e-15)

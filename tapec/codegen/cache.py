@@ -65,6 +65,16 @@ class CompileCache:
                       getattr(entry, "title", ""))
             return entry
 
+    def replace(self, key, entry):
+        """Store `entry` under `key` in place of what is there (a provisional entry's
+        final version), on disk too; not counted as a miss."""
+        with self._lock:
+            self._entries[key] = entry
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.maxsize:
+                self._entries.popitem(last=False)
+        disk_cache.save(key, entry)
+
     def find_alias(self, key):
         """The entry stored under an alias key (see `put_alias`), or None. A found alias
         counts as a hit; absence counts nothing (the caller then goes through

@@ -10,13 +10,37 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 # 2: values are named after their op (`tanh_2`), not `t0`, `t1`, ...
-CODEGEN_VERSION = 2
+# 3: fed Python floats (`scalar0`), delta_einsum networks, trig from tangents, scratch
+#    buffers in blocked kernels
+CODEGEN_VERSION = 3
+
+
+# A program compiled before SymPy was imported is not fused (a first gradient must not
+# wait for SymPy's import); its third call compiles the fused program in its place.
+CALLS_BEFORE_FUSING = 3
 
 
 @dataclass(frozen=True)
 class Compiled:
-    """A compiled derivative: the function, its source and where its arguments come from."""
+    """A compiled derivative: the function, its source and where its arguments come from.
+
+    `countdown` is None for a final entry; for a provisional one (fusion deferred) it is
+    a one-item list, the calls after the first left before the fused version replaces
+    it (`due`, which each call after the first makes)."""
     fn: object
     source: str
     arg_keys: tuple        # ("tape", k): value of pruned node k; ("seed", i): seed i
     title: str
+    countdown: list | None = None
+
+    @staticmethod
+    def provisional(fn, source, arg_keys, title) -> "Compiled":
+        return Compiled(fn, source, arg_keys, title, [CALLS_BEFORE_FUSING - 1])
+
+    def due(self) -> bool:
+        """Count a call of a provisional entry; True when it is time to replace it."""
+        countdown = self.countdown
+        if countdown is None:
+            return False
+        countdown[0] -= 1
+        return countdown[0] <= 0

@@ -159,6 +159,21 @@ def fetch(key, build):
     return entry, False
 
 
+def save(key, entry) -> None:
+    """Write `entry` for `key` (a provisional entry's final version); never raises."""
+    path = directory()
+    if path is None:
+        return
+    canonical = Canonical(key)
+    key_repr = _key_repr(canonical.key)
+    if key_repr is None:
+        return
+    try:
+        _store(path / file_name(key_repr), key_repr, entry, canonical)
+    except Exception as exc:  # noqa: BLE001  (the entry is built; a lost copy is fine)
+        log.debug("persistent cache: not written: %r", exc)
+
+
 def file_name(key_repr: str) -> str:
     """The name of the file for a key: the SHA-256 of its repr, so names are fixed-length
     and safe whatever the key holds."""
@@ -313,16 +328,21 @@ def digest(record: dict) -> str:
     return hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
-def make_record(key_repr: str, source: str, arg_keys, title: str) -> dict:
-    """The JSON object stored for one entry, digest included."""
+def make_record(key_repr: str, source: str, arg_keys, title: str,
+                provisional: bool = False) -> dict:
+    """The JSON object stored for one entry, digest included. A provisional entry (not
+    yet fused) says so; its fused version overwrites it."""
     record = {**_versions(), "key": key_repr, "source": source,
               "arg_keys": [list(k) for k in arg_keys], "title": title}
+    if provisional:
+        record["provisional"] = True
     record["sha256"] = digest(record)
     return record
 
 
 def _validated(data: bytes, key_repr: str):
-    """(source, arg_keys, title) of a file that passes every check, else a str saying
+    """(source, arg_keys, title, provisional) of a file that passes every check, else a
+    str saying
     which check failed. Nothing here executes the file's contents."""
     try:
         record = json.loads(data.decode("utf-8"))
@@ -345,7 +365,8 @@ def _validated(data: bytes, key_repr: str):
         return "malformed argument keys"
     if recorded != digest(record):      # a checksum, not a secret: no timing concern
         return "digest mismatch (corrupt)"
-    return source, tuple((kind, k) for kind, k in arg_keys), title
+    return (source, tuple((kind, k) for kind, k in arg_keys), title,
+            record.get("provisional") is True)
 
 
 MAX_FILE_BYTES = 32 * 2 ** 20     # a larger entry is neither written nor read
@@ -404,7 +425,7 @@ def _load(file: Path, key_repr: str, canonical):
     if isinstance(checked, str):
         log.debug("persistent cache: ignoring %s: %s", file.name, checked)
         return None
-    source, arg_keys, title = checked
+    source, arg_keys, title, provisional = checked
     arg_keys = canonical.to_local(arg_keys)
     if arg_keys is None:
         log.debug("persistent cache: ignoring %s: argument positions out of range", file.name)
@@ -412,12 +433,13 @@ def _load(file: Path, key_repr: str, canonical):
     from .compiled import Compiled
     from .emit import compile_function
     try:
-        fn = compile_function(source, "gradient")
+        fn = compile_function(source, "function" if "\ndef function(" in source
+                              else "gradient")
     except Exception as exc:  # noqa: BLE001  (e.g. written where numexpr was installed)
         log.debug("persistent cache: %s does not compile here: %r", file.name, exc)
         return None
     log.debug("persistent cache: loaded %s", file.name)
-    return Compiled(fn, source, arg_keys, title)
+    return (Compiled.provisional if provisional else Compiled)(fn, source, arg_keys, title)
 
 
 def _store(file: Path, key_repr: str, entry, canonical):
@@ -432,7 +454,8 @@ def _store(file: Path, key_repr: str, entry, canonical):
                   file.name)
         return
     try:
-        record = make_record(key_repr, entry.source, arg_keys, entry.title)
+        record = make_record(key_repr, entry.source, arg_keys, entry.title,
+                             entry.countdown is not None)
         # One field per line, so `head` shows the versions and the key.
         text = "{\n" + ",\n".join(f" {json.dumps(k)}: {json.dumps(v, ensure_ascii=True)}"
                                    for k, v in record.items()) + "\n}\n"

@@ -100,8 +100,7 @@ def emit(outputs, feeds: dict, fn_name: str = "gradient", title: str = "",
     takes the fed values in that order and returns one value (or None) per output;
     on the fast path of 0-d float64 graphs the values are Python floats.
     """
-    order = topological_order([o for o in outputs if o is not None],
-                              is_leaf=lambda n: n in feeds)
+    order = topological_order([o for o in outputs if o is not None], leaves=feeds)
     # One parameter per feed key (two reads of one Variable share it), in key order.
     first_of_key = {}
     for n in order:

@@ -43,7 +43,7 @@ class Builder:
     def node(self, op, inputs: tuple, attrs: dict, shape: tuple, dtype) -> Node:
         if op.stateful:
             return Node(op, inputs, attrs, shape, dtype)
-        key = (op.name, tuple(id(i) for i in inputs), attrs_key(attrs))
+        key = (op.name, tuple(map(id, inputs)), attrs_key(attrs) if attrs else ())
         found = self._table.get(key)
         if found is None:
             found = Node(op, inputs, attrs, shape, dtype)
@@ -64,27 +64,36 @@ class Builder:
         return False
 
 
-def topological_order(outputs, is_leaf=lambda node: False) -> list:
-    """Nodes reachable from `outputs`, inputs before users; stops below `is_leaf` nodes."""
+def topological_order(outputs, is_leaf=None, leaves=None) -> list:
+    """Nodes reachable from `outputs`, inputs before users (a depth-first post-order,
+    inputs left to right); stops below leaves: nodes in the container `leaves`, or
+    for which `is_leaf(node)` is true. Nodes compare by identity, so they are their
+    own set members."""
     order, seen = [], set()
+    append, add = order.append, seen.add
+    no_inputs = iter(())
     for root in outputs:
-        if root is None or id(root) in seen:
+        if root is None or root in seen:
             continue
-        stack = [(root, False)]
+        add(root)
+        stack = [(root, _inputs_of(root, is_leaf, leaves, no_inputs))]
         while stack:
-            node, expanded = stack.pop()
-            if expanded:
-                order.append(node)
-                continue
-            if id(node) in seen:
-                continue
-            seen.add(id(node))
-            stack.append((node, True))
-            if not is_leaf(node):
-                for parent in reversed(node.inputs):
-                    if id(parent) not in seen:
-                        stack.append((parent, False))
+            node, inputs = stack[-1]
+            for parent in inputs:
+                if parent not in seen:
+                    add(parent)
+                    stack.append((parent, _inputs_of(parent, is_leaf, leaves, no_inputs)))
+                    break
+            else:
+                stack.pop()
+                append(node)
     return order
+
+
+def _inputs_of(node, is_leaf, leaves, no_inputs):
+    if (leaves is not None and node in leaves) or (is_leaf is not None and is_leaf(node)):
+        return no_inputs
+    return iter(node.inputs)
 
 
 def structure_key(roots, feeds) -> tuple:

@@ -53,21 +53,23 @@ def _result_infer(name, kinds, result_dtype=None):
 
 
 def _vjp_from_sympy(name):
+    op = None
+
     def vjp(g, out, *inputs):
+        nonlocal op
+        if op is None:
+            op = REGISTRY[name]
         literals = tuple(_literal_value(x) for x in inputs)
         cotangents = []
         for i in range(len(inputs)):
             if literals[i] is not None:          # a literal: no gradient flows into it
                 cotangents.append(None)
                 continue
-            rule = sympy_rules.cotangent_rule(REGISTRY[name], i, literals)
-            if rule is None:       # a zero derivative (x * 0.0): connected, so zeros
+            steps = sympy_rules.cotangent_steps(op, i, literals)
+            if steps is None:       # a zero derivative (x * 0.0): connected, so zeros
                 cotangents.append(fill(inputs[i]._shape, 0, inputs[i]._dtype))
                 continue
-            inputs_symbols, g_symbol, out_symbol = sympy_rules._symbols(len(inputs))
-            env = dict(zip(inputs_symbols, inputs))
-            env[g_symbol], env[out_symbol] = g, out
-            cotangents.append(sympy_rules.translate(rule, env))
+            cotangents.append(sympy_rules.replay(steps, (g, out) + inputs))
         return tuple(cotangents)
     return vjp
 
@@ -262,9 +264,12 @@ MULTIPLY = elementwise("multiply", np.multiply, lambda x, y: x * y, "{0} * {1}",
 def _divide_vjp(g, out, x, y):
     """g / y and g * (-out / y), TensorFlow's (-x / y) / y: SymPy's -x / y**2 overflows
     y**2 (float32 1e30 / 1e20 gave d/dy = -0, not -1e-10) or underflows it (1e-30 /
-    1e-30 gave -inf, not -1e30). A literal operand keeps SymPy's rule (x / 3 -> g / 3)."""
-    if _literal_value(x) is not None or _literal_value(y) is not None:
+    1e-30 gave -inf, not -1e30). A literal numerator keeps SymPy's rule (2 / y -> -2g/y**2,
+    which simplifies with the rest); a literal denominator has no cotangent of its own."""
+    if _literal_value(x) is not None:
         return _DIVIDE_SYMPY_VJP(g, out, x, y)
+    if _literal_value(y) is not None:
+        return g / y, None
     return g / y, g * (-out / y)
 
 

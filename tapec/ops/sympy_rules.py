@@ -89,24 +89,104 @@ def _function_table():
     return table
 
 
-def translate(expr, env: dict):
-    """Build tapec ops computing SymPy `expr`, with symbols bound to tensors by `env`.
+@functools.lru_cache(maxsize=None)
+def cotangent_steps(op, i: int, literals: tuple):
+    """Input i's cotangent as op calls over argument positions (0 is G, 1 is OUT, 2 + k
+    is input k), or None for a zero derivative: what a reverse pass replays per node.
 
-    The SymPy walk happens once per expression (`_recipe`, cached); each call replays
-    the recorded op calls on the given tensors, so differentiating a long graph costs
-    no SymPy work per node."""
+    The rules of the common cases are read from `derivative_table` (written from
+    `derived_steps`, and tested equal to it), so a first gradient need not import
+    SymPy; any other literal pattern is derived here."""
+    from .derivative_table import TABLE
+    key = (op.name, i, literals)
+    plain = TABLE[key] if key in TABLE else derived_steps(op, i, literals)
+    if plain is None:
+        return None
+    return tuple((_CALLS[name] if name in _CALLS else _call_of(name),
+                  tuple(_Argument(a[1]) if type(a) is tuple and a[0] == "a" else
+                        _Step(a[1]) if type(a) is tuple else a for a in args))
+                 for name, args in plain)
+
+
+def derived_steps(op, i: int, literals: tuple):
+    """`cotangent_rule` from SymPy as plain data: ((op name, arguments), ...) where an
+    argument is ("a", position), ("s", earlier step) or a number; None if zero."""
+    rule = cotangent_rule(op, i, literals)
+    if rule is None:
+        return None
+    inputs, g, out = _symbols(len(literals))
+    position = {g: 0, out: 1}
+    position.update((s, 2 + k) for k, s in enumerate(inputs))
+    return tuple((name, tuple(("a", position[a.symbol]) if isinstance(a, _Symbol) else
+                              ("s", a.index) if isinstance(a, _Step) else a for a in args))
+                 for name, args in _recipe(rule))
+
+
+_CALLS = {"identity": lambda value: value}
+
+
+def _call_of(name):
+    from .registry import REGISTRY, apply
+    _CALLS[name] = functools.partial(apply, REGISTRY[name])
+    return _CALLS[name]
+
+
+TABLE_PATH = __file__.rsplit("sympy_rules.py", 1)[0] + "derivative_table.py"
+
+# Literal operands the table holds rules for, besides none: the common constants.
+TABLE_LITERALS = (-2.0, -1.0, 0.0, 0.5, 1.0, 2.0, 3.0)
+
+
+def derivative_table() -> dict:
+    """{(op name, input, literals): derived_steps} for every elementwise op SymPy
+    declares: no literal, and each binary op with one TABLE_LITERALS operand."""
+    from .registry import REGISTRY
+    table = {}
+    for op in sorted(REGISTRY.values(), key=lambda op: op.name):
+        if op.sympy is None or op.arity is None or not op.differentiable:
+            continue
+        patterns = [(None,) * op.arity]
+        if op.arity == 2:
+            for value in TABLE_LITERALS:
+                patterns += [(value, None), (None, value)]
+        for literals in patterns:
+            for i in range(op.arity):
+                if literals[i] is not None:
+                    continue
+                try:
+                    table[(op.name, i, literals)] = derived_steps(op, i, literals)
+                except (NotImplementedError, TypeError):   # no op computes it (or a
+                    continue                               # complex constant): left out
+    return table
+
+
+def write_table(path) -> None:
+    """Write `derivative_table()` as the module `derivative_table.py`: run
+    `python -c "import tapec.ops.sympy_rules as r; r.write_table(r.TABLE_PATH)"` after
+    changing an op's SymPy expression or how rules are turned into op calls."""
+    lines = ['"""Derivative rules of elementwise ops, as op calls: written by',
+             "`tapec.ops.sympy_rules.write_table` from SymPy (do not edit; tests check it",
+             'equals what SymPy derives now). See `sympy_rules.cotangent_steps`."""',
+             "", "TABLE = {"]
+    for key, steps in derivative_table().items():
+        if steps is None:
+            lines.append(f"    {key!r}: None,")
+            continue
+        lines.append(f"    {key!r}: (")
+        lines += [f"        {step!r}," for step in steps]
+        lines.append("    ),")
+    lines.append("}")
+    with open(path, "w", encoding="utf-8") as file:
+        file.write("\n".join(lines) + "\n")
+
+
+def replay(steps, arguments):
+    """The tensor `steps` (from `cotangent_steps`) compute from `arguments`."""
     results = []
-    for fn, args in _recipe(expr):
-        results.append(fn(*(_resolve(a, env, results) for a in args)))
-    return results[-1] if results else None
-
-
-def _resolve(arg, env, results):
-    if isinstance(arg, _Symbol):
-        return env[arg.symbol]
-    if isinstance(arg, _Step):
-        return results[arg.index]
-    return arg                             # a Python number
+    for fn, args in steps:
+        results.append(fn(*[arguments[a.index] if type(a) is _Argument else
+                            results[a.index] if type(a) is _Step else a for a in args]))
+    return results[-1]
 
 
 class _Symbol:
@@ -114,6 +194,13 @@ class _Symbol:
 
     def __init__(self, symbol):
         self.symbol = symbol
+
+
+class _Argument:
+    __slots__ = ("index",)
+
+    def __init__(self, index):
+        self.index = index
 
 
 class _Step:
@@ -125,9 +212,7 @@ class _Step:
 
 @functools.lru_cache(maxsize=4096)
 def _recipe(expr) -> tuple:
-    """The op calls that compute `expr`, in order, as (function, argument refs)."""
-    from . import elementwise as ew
-    from .registry import apply
+    """The op calls that compute `expr`, in order, as (op name, argument refs)."""
     sp = sympy()
     steps = []
 
@@ -141,7 +226,7 @@ def _recipe(expr) -> tuple:
     def product(factors):
         result = None
         for f in factors:
-            result = f if result is None else call(ew.multiply, result, f)
+            result = f if result is None else call("multiply", result, f)
         return result
 
     def build(e):
@@ -156,11 +241,11 @@ def _recipe(expr) -> tuple:
             if positive:
                 result = build(positive[0])
                 for t in positive[1:]:
-                    result = call(ew.add, result, build(t))
+                    result = call("add", result, build(t))
             else:
-                result = call(ew.negative, build(negative.pop(0)))
+                result = call("negative", build(negative.pop(0)))
             for t in negative:
-                result = call(ew.subtract, result, build(t))
+                result = call("subtract", result, build(t))
             return result
         if e.is_Mul:
             coefficient, rest = e.as_coeff_Mul()
@@ -183,36 +268,37 @@ def _recipe(expr) -> tuple:
                     denominator.insert(0, number(q))
             result = product(numerator) if numerator else 1
             if denominator:
-                result = call(ew.divide, result, product(denominator))
-            return call(ew.negative, result) if sign < 0 else result
+                result = call("divide", result, product(denominator))
+            return call("negative", result) if sign < 0 else result
         if e.is_Pow:
             base, exponent = e.as_base_exp()
             if exponent == sp.Rational(1, 2):
-                return call(ew.sqrt, build(base))
+                return call("sqrt", build(base))
             if exponent == 2:
-                return call(ew.square, build(base))
+                return call("square", build(base))
             if exponent.is_Number and exponent < 0:
-                return call(ew.divide, 1, build(base ** -exponent))
-            return call(ew.pow, build(base), build(exponent))
+                return call("divide", 1, build(base ** -exponent))
+            return call("pow", build(base), build(exponent))
         op = _function_table().get(e.func)
         if op is not None:
-            return call(functools.partial(apply, op), *(build(a) for a in e.args))
+            return call(op.name, *(build(a) for a in e.args))
         raise NotImplementedError(f"no tapec op computes SymPy's {e.func.__name__}; declare "
                                   "it as an elementwise op")
 
     out = build(expr)
     if not isinstance(out, _Step):       # a bare symbol or number: one identity step
-        steps.append((lambda value: value, (out,)))
+        steps.append(("identity", (out,)))
     return tuple(steps)
 
 
 def _is_float_literal(p, q) -> bool:
-    """Whether p/q is a float written as a decimal (0.3), rather than a fraction of the
-    math (1/3, 1/2): a large power-of-two denominator, with p/q exact as a float. One
-    multiplication by float(p/q) then computes what the literal's multiplication did;
-    p * x / q would cost two operations for the same result."""
+    """Whether p/q is a float (0.3 is 5404319552844595 / 2**54, 0.5 is 1/2) rather than a
+    fraction no float holds (1/3): a power-of-two denominator, p/q exact as a float.
+    One multiplication by float(p/q) then gives the bits p * x / q gives (a power of two
+    scales exactly), for one operation instead of two, and a product instead of a
+    division."""
     q = int(q)
-    return q > 1024 and q & (q - 1) == 0 and int(p) < 2 ** 53
+    return q > 1 and q & (q - 1) == 0 and int(p) < 2 ** 53
 
 
 def latex_of(op, arity: int):
@@ -220,3 +306,4 @@ def latex_of(op, arity: int):
     sp = sympy()
     inputs, _, _ = _symbols(arity)
     return sp.latex(op.sympy(*inputs))
+

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 MODES = ("off", "fast", "full")
 
+import sys
 import time
 
+from ..ir.nodes import topological_order
 from .closed_forms import CLOSED_FORMS
 from .passes import count_nodes, to_fixed_point
 from .rules import ALGEBRA, FOLD, SHAPES
@@ -29,8 +31,12 @@ TIME_BUDGET_SECONDS = 2.0
 last_stats = {}
 
 
-def simplify(outputs, feeds, builder, mode):
-    """`outputs` rewritten under `mode`; statistics of the run are left in `last_stats`."""
+def simplify(outputs, feeds, builder, mode, defer_fusion=False):
+    """`outputs` rewritten under `mode`; statistics of the run are left in `last_stats`.
+
+    With `defer_fusion`, "full" does not fuse while SymPy is not yet imported (its
+    import costs more than most first gradients): `last_stats["fusion deferred"]` then
+    says the caller should simplify again, with fusion, once the program has been used."""
     if mode not in MODES:
         raise ValueError(f"simplify: mode must be one of {MODES}, got {mode!r}")
     stats = {"nodes before": count_nodes(outputs, feeds), "rules": {}}
@@ -41,13 +47,21 @@ def simplify(outputs, feeds, builder, mode):
             for name, rules in PHASES:
                 outputs = to_fixed_point(outputs, feeds, builder, rules, deadline,
                                          stats["rules"])
-            if mode == "full":
-                outputs = _fuse(outputs, feeds, builder)
+            if mode == "full" and not _only_scalars(outputs, feeds):
+                if defer_fusion and fusion_is_cold():
+                    stats["fusion deferred"] = True
+                else:
+                    outputs = _fuse(outputs, feeds, builder)
     stats["nodes after"] = count_nodes(outputs, feeds)
     stats["seconds"] = time.perf_counter() - started
     last_stats.clear()
     last_stats.update(stats)
     return outputs
+
+
+def fusion_is_cold() -> bool:
+    """Whether fusing now would first import SymPy."""
+    return "sympy" not in sys.modules
 
 
 def _fuse(outputs, feeds, builder):
@@ -56,3 +70,11 @@ def _fuse(outputs, feeds, builder):
     except ImportError:
         return outputs
     return fuse_elementwise(outputs, feeds, builder)
+
+
+def _only_scalars(outputs, feeds) -> bool:
+    """Whether every value computed is 0-d: a fused kernel saves array temporaries and
+    NumPy calls on arrays, neither of which a graph of scalars has (its code runs on
+    Python floats where it can), so fusing one costs SymPy time for nothing."""
+    return all(n.shape == () for n in topological_order(
+        [o for o in outputs if o is not None], leaves=feeds))

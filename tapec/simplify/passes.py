@@ -29,21 +29,28 @@ def dispatch(rules) -> dict:
     return table
 
 
-def rewrite(outputs, feeds, builder, rules, deadline=None, stats=None):
-    """One bottom-up pass; returns the new outputs. Fed nodes are left as they are."""
+def rewrite(outputs, feeds, builder, rules, deadline=None, stats=None, final=None):
+    """One bottom-up pass; returns the new outputs. Fed nodes are left as they are.
+
+    `final`, when given, is a set of nodes on which no rule of `rules` fires (a node is
+    immutable, and so is everything below it): they are skipped, and the nodes this
+    pass finds final are added, so repeated passes to a fixed point only look at what
+    changed."""
     memo = {}
     if not isinstance(rules, dict):
         rules = dispatch(rules)
-    for node in topological_order([o for o in outputs if o is not None],
-                                  is_leaf=lambda n: n in feeds):
+    if final is None:
+        final = set()
+    for node in topological_order([o for o in outputs if o is not None], leaves=feeds):
         if node in feeds or not node.inputs:
             memo[node] = node
             continue
-        inputs = tuple(memo[i] for i in node.inputs)
+        inputs = tuple([memo[i] for i in node.inputs])
         current = node if inputs == node.inputs else \
             builder.node(node.op, inputs, node.attrs, node.shape, node.dtype)
-        if deadline is None or time.perf_counter() < deadline:
+        if current not in final and (deadline is None or time.perf_counter() < deadline):
             current = _apply_rules(current, rules, feeds, stats)
+            final.add(current)
         memo[node] = current
     return [None if o is None else memo[o] for o in outputs]
 
@@ -73,8 +80,9 @@ def _apply_rules(node, rules, feeds, stats):
 def to_fixed_point(outputs, feeds, builder, rules, deadline, stats, max_passes=8):
     """Repeat `rewrite` until the outputs stop changing (or the budget runs out)."""
     rules = dispatch(rules)
+    final = set()
     for _ in range(max_passes):
-        new = rewrite(outputs, feeds, builder, rules, deadline, stats)
+        new = rewrite(outputs, feeds, builder, rules, deadline, stats, final)
         if all(a is b for a, b in zip(new, outputs)):
             return new
         outputs = new
@@ -86,5 +94,5 @@ def to_fixed_point(outputs, feeds, builder, rules, deadline, stats, max_passes=8
 def count_nodes(outputs, feeds) -> int:
     """Nodes the generated code computes (what emission would print)."""
     return sum(1 for n in topological_order([o for o in outputs if o is not None],
-                                            is_leaf=lambda n: n in feeds)
+                                            leaves=feeds)
                if n not in feeds and n.inputs)

@@ -187,6 +187,29 @@ def where_same_branches(n):
         return _widened(n.inputs[1], n)
 
 
+@on("where")
+def sqrt_guard_never_met(n):
+    """where(sqrt(x) + c == 0, 1, sqrt(x)) -> sqrt(x) for a constant c != 0 (or |c|):
+    sqrt(x) is +0, positive, inf or nan, so adding a nonzero |c| never gives 0. The
+    guard is sqrt's derivative keeping 0/0 at 0 when the incoming gradient is 0; a
+    constant gradient is not."""
+    if n.op.name != "where" or not _is(n.inputs[1], 1):
+        return None
+    condition, root = n.inputs[0], n.inputs[2]
+    if root.op.name != "sqrt" or condition.op.name != "equal" or \
+            not _is(condition.inputs[1], 0) or condition.inputs[0].op.name != "add":
+        return None
+    a, b = condition.inputs[0].inputs
+    other = b if a is root else a if b is root else None
+    if other is None:
+        return None
+    absolute = other.op.name == "abs"
+    value = uniform_value(other.inputs[0] if absolute else other)
+    if value is None or value != value or value == 0 or (value < 0 and not absolute):
+        return None
+    return _widened(root, n)
+
+
 @on("identity", "stop_gradient")
 def identity_op(n):
     """identity(x) -> x;  stop_gradient(x) -> x   (same value: only differentiation cares
@@ -386,7 +409,8 @@ def single_value_reshaped(n):
 
 ALGEBRA = [multiply_by_one, multiply_by_minus_one, add_zero, subtract_zero, divide_by_one,
            double_negation, add_negation, negate_product, sum_of_equal_terms,
-           constant_product, where_same_branches, identity_op, uniform_as_scalar]
+           constant_product, where_same_branches, sqrt_guard_never_met, identity_op,
+           uniform_as_scalar]
 FOLD = [fold_elementwise, fold_structural, fold_sums, fold_full_scatter]
 SHAPES = [transpose_of_transpose, reshape_of_reshape, redundant_broadcast, trivial_shape_ops,
           matmul_by_identity, outer_product, order_keeping_transpose,

@@ -28,6 +28,7 @@ import tokenize
 import numpy as np
 
 from .. import nest
+from ..codegen.compiled import Compiled
 from ..codegen.emit import compile_function
 from ..tensor import Tensor
 from .calls import value_of
@@ -121,9 +122,10 @@ def generalize(traces: list, size_maps: list, dims: list, sizes: dict) -> Trace 
     source = _bind_sizes(source, first.feeds, dims, sizes, symbols)
     if source is None:
         return None
-    return Trace(compile_function(source, "function"), source, first.feeds, first.captured,
-                 first.variables, first.n_guards, first.structure, first.dtypes,
-                 first.written)
+    entry = Compiled(compile_function(source, "function"), source, tuple(first.feeds),
+                     first.entry.title)
+    return Trace(entry, first.captured, first.variables, first.n_guards, first.structure,
+                 first.dtypes, first.written)
 
 
 def _guard_rows(source) -> set:

@@ -22,7 +22,7 @@ from ..codegen.emit import compile_function, emit
 from ..ir.nodes import Builder, structure_key
 from ..ir.lower import is_structure, lower as lower_recording
 from ..ops.shape import CONSTANT, PLACEHOLDER, READ_VARIABLE, fill
-from ..simplify import simplify
+from ..simplify import last_stats, simplify
 from ..tensor import Tensor, Variable, _to_array, _used
 from .recorder import GUARD, guard_holds, interpret
 
@@ -31,11 +31,11 @@ class Trace:
     """One traced signature: guards, compiled function, how to feed it, and the
     Variables its program writes."""
 
-    def __init__(self, fn, source, feeds_in_order, captured, variables, n_guards, structure,
-                 dtypes, written):
-        self.fn = fn
-        self.source = source
-        self.feeds = feeds_in_order      # argument keys in parameter order
+    def __init__(self, entry, captured, variables, n_guards, structure, dtypes, written):
+        self.entry = entry               # the Compiled program
+        self.fn = entry.fn
+        self.source = entry.source
+        self.feeds = list(entry.arg_keys)   # argument keys in parameter order
         self.captured = captured         # arrays fixed at trace time
         self.variables = variables       # handle id -> Variable
         self.n_guards = n_guards
@@ -104,6 +104,8 @@ class Program:
     def compiled(self) -> Trace:
         if self._compiled is None:
             self._compiled = compile_program(self)
+        elif self._compiled.entry.due():     # provisional: now compile the fused program
+            self._compiled = compile_program(self, final=True)
         return self._compiled
 
     def run(self, call):
@@ -236,9 +238,10 @@ def lower_trace(function, tape, call, traced, result, feed_literals=False) -> Lo
                    captured, guards, effects, node_of)
 
 
-def compile_program(program) -> Trace:
+def compile_program(program, final=False) -> Trace:
     """Simplify a program (forward, derivatives and Variable writes together) and emit
-    it as one NumPy function."""
+    it as one NumPy function: from the cache, built on a miss (provisional, unfused, if
+    SymPy is not imported yet); `final` builds the fused version in its place."""
     n = program.n_guards
     guards, computed = program.roots[:n], program.roots[n:]
     arg_names = {("arg", i): name for i, name in enumerate(program.arg_names)}
@@ -246,21 +249,25 @@ def compile_program(program) -> Trace:
     # newline in it would start a line of code) enters only as a sanitized identifier.
     title = f"{program.kind} of {identifier(program.name, 'f')}"
 
-    def build() -> Compiled:
+    def build(defer_fusion=True) -> Compiled:
         with program.builder:
             simplified = simplify(computed, program.feeds, program.builder,
-                                  config.simplify_setting())
+                                  config.simplify_setting(), defer_fusion)
         source, keys = emit(guards + simplified, program.feeds, "function", title,
                             arg_names)
-        return Compiled(compile_function(source, "function"), source, tuple(keys), title)
+        make = Compiled.provisional if last_stats.get("fusion deferred") else Compiled
+        return make(compile_function(source, "function"), source, tuple(keys), title)
     # A retrace that builds the same graph (a new Python float fed as a captured
     # value, a new Python object argument) finds the program compiled before.
     key = ("program", CODEGEN_VERSION, config.simplify_setting(), title,
            tuple(program.arg_names), n, structure_key(program.roots, program.feeds))
-    entry = CACHE.get_or_build(key, build)
+    if final:
+        entry = build(defer_fusion=False)
+        CACHE.replace(key, entry)
+    else:
+        entry = CACHE.get_or_build(key, build)
     dtypes = [None if o is None else o.dtype for o in computed[:program.n_outputs]]
-    return Trace(entry.fn, entry.source, list(entry.arg_keys),
-                 [t._value for t in program.captured], program.variables,
+    return Trace(entry, [t._value for t in program.captured], program.variables,
                  n, program.structure, dtypes, program.written)
 
 

@@ -196,8 +196,16 @@ def interpret(outputs, fed_value, on_guard=None) -> list:
             env[node] = node.op.interpret(*(env[i] for i in node.inputs),
                                                    **node.attrs)
         else:
-            env[node] = apply(node.op, *(env[i] for i in node.inputs), **node.attrs)
+            inputs = [env[i] for i in node.inputs]
+            env[node] = apply(node.op, *inputs, **node.attrs)
+            if node.op.name in _REARRANGING and inputs[0]._literal:
+                env[node]._literal = True         # a broadcast seed of ones stays a fill
     return [None if o is None else env[o] for o in outputs]
+
+
+# Ops that only rearrange or repeat their input's elements: of a uniform literal, they
+# make a uniform literal, which an enclosing tape records as a `fill`.
+_REARRANGING = frozenset({"broadcast_to", "reshape", "transpose", "identity"})
 
 
 def _fed(node, fed, fed_value) -> bool:
