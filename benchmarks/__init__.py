@@ -1,16 +1,19 @@
 """The benchmark suite, outside the tapec package: `python -m benchmarks` from a source
 checkout (or `tapec bench`, which runs this package when it finds it).
 
-Workloads W1..W8 (see `workloads.py`) run on tapec's tape path, on a hand-written NumPy
-reference, and on every other system that is installed (TensorFlow, JAX, PyTorch, HIPS
-autograd; when tapec has `tapec.function`: the TensorFlow body inside it, and tapec's
-functional forms). Times are medians over repeats; each system is reported as a ratio to
-the NumPy reference measured in the same run. The results are printed and written to
+Workloads W1..W11 (see `workloads.py`; the training loops W9 and W10 in `training.py`)
+run on tapec's tape path, on a hand-written NumPy reference, and on every other system
+that is installed (TensorFlow, JAX, PyTorch, HIPS autograd; when tapec has
+`tapec.function`: the TensorFlow body inside it, and tapec's functional forms). Times are
+medians over repeats; each system is reported as a ratio to the NumPy reference measured
+in the same run. W11 times the first gradient in fresh processes (`fresh.py`); the
+report's target tables are in `targets.py`. The results are printed and written to
 `DIR/benchmarks.md` and `DIR/benchmarks.png`, DIR given by `--out` (default: the `docs/`
 folder of the checkout holding this package, whatever the current directory).
 
     python -m benchmarks                                 # full run, refreshes docs/
     python -m benchmarks --quick --only W1,W3 --out /tmp/bench
+    python -m benchmarks --quick --scale 0.05 --only W7,W9,W10,W11 --no-write
 
 The package lives outside `tapec/` so that it is not in the wheel and not in the
 sources fingerprint of the persistent compile cache: editing a benchmark leaves cached
@@ -34,7 +37,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(created if missing; default: the checkout's docs/, "
                              f"{DEFAULT_OUT})")
     parser.add_argument("--only", default="", metavar="W1,W3",
-                        help="comma-separated workloads to run (default: all)")
+                        help="comma-separated workloads to run (default: all; any case, "
+                             "W7 selects W7a and W7b)")
     parser.add_argument("--scale", type=float, default=1.0, metavar="S",
                         help="multiply problem sizes by S (e.g. 0.01 for a fast check)")
     parser.add_argument("--systems", default=",".join(SYSTEM_KEYS), metavar="LIST",

@@ -19,6 +19,7 @@ class Cell:
     seconds: float | None = None
     status: str = ""        # "" ok, "n/a", "error", "wrong" (result differs), "noisy"
     reference: float | None = None   # NumPy's time, measured interleaved with this one
+    info: dict = field(default_factory=dict)   # counts beside the time: {"compiles": 3}
 
     def ratio(self, numpy_seconds=None):
         """seconds / the NumPy time measured with it (else `numpy_seconds`)."""
@@ -54,6 +55,7 @@ class Row:
     tapec: Cell
     others: dict = field(default_factory=dict)     # label -> Cell
     first_call: bool = False                        # a "first" row (compile included)
+    params: dict = field(default_factory=dict)      # the case's sizes: {"N": .., "ops": ..}
 
     def tapec_ratio(self):
         return self.tapec.ratio(self.numpy.seconds)
@@ -88,7 +90,9 @@ def text_table(results: Results) -> str:
         out += ["", f"TF idiom / best tapec form (target <= {IDIOM_TARGET}x): "
                 + ", ".join(f"{row.id} {_idiom_text(row, label, ratio)}"
                             for row, label, ratio in idiom)]
-    return "\n".join(out)
+    from . import targets
+    summary = targets.summary_line(results)
+    return "\n".join(out + (["", summary] if summary else []))
 
 
 # --- the TF idiom against the best tapec form -------------------------------------------
@@ -244,7 +248,10 @@ def markdown(results: Results, descriptions: dict) -> str:
          "`tapec.function`, so both trace again), JAX after "
          "`jax.clear_caches()` with a new `jit` (includes XLA compilation), TensorFlow "
          "with a new `tf.function` (includes tracing); eager systems have nothing to "
-         "compile. Their NumPy column is the steady-state reference."),
+         "compile. Their NumPy column is the steady-state reference. W11 is a first call "
+         "too, each in a new process (its own table). The compile throughput (W8 first "
+         "calls in ops/s), the Python-scalar loop's compiles (W10) and the targets per "
+         "workload have tables of their own below the seconds."),
     ]
     if s.get("quick") or s.get("scale", 1.0) != 1.0:
         lines.append(f"- **Settings:** quick={s.get('quick')}, size scale={s.get('scale')} "
@@ -269,6 +276,9 @@ def markdown(results: Results, descriptions: dict) -> str:
         cells += [row.others[label].seconds_text(reference=True) for label in results.labels]
         lines.append("| " + " | ".join(cells) + " |")
     lines += _idiom_section(results)
+    from . import targets        # (it builds on this module's Row and IDIOM)
+    lines += targets.targets_section(results) + targets.throughput_section(results)
+    lines += targets.scalar_section(results) + targets.fresh_section(results)
     lines += ["", "## Workloads", ""]
     seen = set()
     for row in results.rows:
@@ -301,8 +311,10 @@ def _tapec_columns(results: Results) -> list:
              f"for Hessians, `tape.jacobian` / `batch_jacobian`). `{IDIOM}` runs that same "
              "body, unchanged, inside `tapec.function`, which is `tf.function` under "
              f"`import tapec as tf`: the TF idiom. `{FORMS[0]}` runs tapec's functional "
-             "forms (`tapec.grad` / `hessian` / `jacobian`; W7 has none and runs the "
-             "TF body under `tapec.function` there too). The goal is a TF idiom within "
+             "forms (`tapec.grad` / `hessian` / `jacobian`; W7a and W7b have none and run "
+             "the TF body under `tapec.function` there too). In the training loops (W9, "
+             "W10) the TF idiom is the train step under `tf.function`, called once per "
+             "step from a Python loop. The goal is a TF idiom within "
              f"{IDIOM_TARGET}x of the best tapec form on every workload (table below the "
              "seconds).")]
 

@@ -68,7 +68,7 @@ def run_suite(*, scale=1.0, quick=False, only=None, systems=ALL_SYSTEMS, out=DEF
     for case in cases:
         cell = _cell(outcomes[TAPEC.key], case.id, "error", (TAPEC.key, case.id) in noisy)
         rows.append(Row(case.id, case.workload, case.title, Cell(cell.reference), cell,
-                        first_call=case.first_call))
+                        first_call=case.first_call, params=case.params))
     labels, versions, notes = [], {}, {}
     for system in selected[1:]:
         labels.append(system.label)
@@ -101,8 +101,10 @@ def run_suite(*, scale=1.0, quick=False, only=None, systems=ALL_SYSTEMS, out=DEF
 
 
 def _cell(outcome, case_id, missing, noisy) -> Cell:
-    seconds, status, reference = outcome.get("cells", {}).get(case_id, (None, missing, None))
-    return Cell(seconds, "noisy" if noisy and not status else status, reference)
+    seconds, status, reference, *info = outcome.get("cells", {}).get(
+        case_id, (None, missing, None))
+    return Cell(seconds, "noisy" if noisy and not status else status, reference,
+                dict(info[0]) if info else {})
 
 
 #: A measurement is re-taken when the NumPy reference timed alongside it ran this many
@@ -118,12 +120,12 @@ def _remeasure_noisy(outcomes, run, log, rounds=2) -> dict:
     def noisy():
         best = {}
         for outcome in outcomes.values():
-            for cid, (_, _, ref) in outcome.get("cells", {}).items():
+            for cid, (_, _, ref, *_) in outcome.get("cells", {}).items():
                 if ref:
                     best[cid] = min(ref, best.get(cid, ref))
         found = {}
         for key, outcome in outcomes.items():
-            for cid, (_, _, ref) in outcome.get("cells", {}).items():
+            for cid, (_, _, ref, *_) in outcome.get("cells", {}).items():
                 if ref and ref > NOISE * best[cid]:
                     found[key, cid] = ref / best[cid]
         return found
@@ -202,7 +204,7 @@ def _thread_limits(threads: int, xla_flags: str) -> dict:
 def _profile(key, cases, log, seconds=2.0, top=20):
     """cProfile the tapec steady-state step of the cases of workload `key`."""
     for case in cases:
-        if case.workload != key or case.first_call:
+        if case.workload.lower() != key.lower() or case.first_call:
             continue
         case.tapec(*case.tapec_args)
         profiler = cProfile.Profile()

@@ -6,13 +6,16 @@ Each system is optional: `load()` imports it (ImportError or any failure: the sy
 is skipped with a note). `build(case)` returns a zero-argument callable that computes
 the case's derivative from `case.data` (inputs converted to the system's arrays outside
 the timed call) and returns it, or None when the system has no version of the case.
-`reset()` clears the system's compile caches before a first-call measurement.
+`reset()` clears the system's compile caches before a first-call measurement. The
+training loops' versions (W9, W10) are in `training.py`; W11 is W2's code at a small size.
 """
 from __future__ import annotations
 
 import os
 
 import numpy as np
+
+from .training import AutogradTraining, JaxTraining, TensorFlowTraining, TorchTraining
 
 
 class System:
@@ -26,6 +29,10 @@ class System:
 
     def build(self, case):
         return getattr(self, "_" + case.workload.lower())(case)
+
+    def runs(self, case) -> bool:
+        """Whether this system has a version of `case` (tapec-only cases: tapec's)."""
+        return not case.tapec_only
 
     def reset(self) -> None:
         pass
@@ -47,6 +54,7 @@ def threads() -> int:
 class TapecTape(System):
     key, label = "tapec", "tapec"
     note = "record inside `GradientTape`, then `gradient` / `jacobian` (cache hit)"
+    functions = ()      # the tapec.function objects the last build runs (their traces)
 
     def load(self) -> str:
         import tapec
@@ -54,17 +62,28 @@ class TapecTape(System):
         return tapec.__version__
 
     def build(self, case):
+        self.functions = ()
         return lambda: case.tapec(*case.tapec_args)
+
+    def runs(self, case) -> bool:
+        return True
 
     def reset(self) -> None:
         self.tapec.clear_cache()
 
+    def compile_counts(self) -> tuple:
+        """(compile-cache misses, traces of the tapec.function objects the last build
+        runs) so far."""
+        return (self.tapec.cache_info().misses,
+                sum(f.experimental_get_tracing_count() for f in self.functions))
+
 
 # --- tapec.function ---------------------------------------------------------------------
-class TapecFunction(System):
+class TapecFunction(TapecTape):
     key, label = "function", "tapec.function"
     note = ("tapec's functional forms (`tapec.grad` / `hessian` / `jacobian`) on the same "
-            "arguments; W7, which has none, is `tapec.function` of the tape step")
+            "arguments (W9, W10: their loops with `tapec.value_and_grad` / `grad` and NumPy "
+            "updates); W7a and W7b, which have none, are `tapec.function` of the tape step")
 
     def load(self) -> str:
         import tapec
@@ -75,11 +94,10 @@ class TapecFunction(System):
 
     def build(self, case):
         fn = case.functional or self.tapec.function(case.tapec)
+        self.functions = getattr(fn, "functions", [fn] if isinstance(
+            fn, self.tapec.Function) else [])
         args = case.tapec_args
         return lambda: fn(*args)
-
-    def reset(self) -> None:
-        self.tapec.clear_cache()
 
 
 class TapecTFIdiom(TapecFunction):
@@ -93,13 +111,20 @@ class TapecTFIdiom(TapecFunction):
             "workload")
 
     def build(self, case):
-        # A new wrapper per build: a first-call measurement traces it afresh.
-        fn, args = self.tapec.function(case.tapec), case.tapec_args
+        # A new wrapper per build: a first-call measurement traces it afresh. A training
+        # loop (W9, W10) keeps its loop in Python and calls its step under tf.function.
+        if case.tf_idiom is not None:
+            fn = case.tf_idiom(self.tapec.function)
+            self.functions = fn.functions
+        else:
+            fn = self.tapec.function(case.tapec)
+            self.functions = [fn]
+        args = case.tapec_args
         return lambda: fn(*args)
 
 
 # --- TensorFlow -------------------------------------------------------------------------
-class TensorFlow(System):
+class TensorFlow(TensorFlowTraining, System):
     key, label = "tf", "TF eager"
     note = "TensorFlow eager `GradientTape` (the code tapec runs, on `import tensorflow`)"
     compiled = False
@@ -114,7 +139,12 @@ class TensorFlow(System):
         self.tf = tensorflow
         return tensorflow.__version__
 
+    #: Workloads whose version decorates its train step itself (a zero-argument run).
+    LOOPS = ("W9", "W10")
+
     def build(self, case):
+        if case.workload in self.LOOPS:
+            return super().build(case)
         step, args = super().build(case)
         if self.compiled:
             step = self.tf.function(step)
@@ -191,7 +221,7 @@ class TensorFlow(System):
             return tape.jacobian(y, x)
         return step, (tf.constant(case.data["W"]), tf.constant(case.data["x"]))
 
-    def _w7(self, case):
+    def _w7a(self, case):
         tf = self.tf
 
         def step(x):
@@ -200,6 +230,16 @@ class TensorFlow(System):
                 y = x * x
             return tape.batch_jacobian(y, x)
         return step, (tf.constant(case.data["x"]),)
+
+    def _w7b(self, case):
+        tf = self.tf
+
+        def step(x, M):
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                y = tf.tanh(tf.matmul(x, M))
+            return tape.batch_jacobian(y, x)
+        return step, (tf.constant(case.data["x"]), tf.constant(case.data["M"]))
 
     def _w8(self, case):
         tf, n = self.tf, case.params["N"]
@@ -213,18 +253,23 @@ class TensorFlow(System):
             return tape.gradient(y, x)
         return step, (tf.constant(case.data["x"], dtype=tf.float64),)
 
+    _w11 = _w2      # W2's code at a small size, timed in a fresh process
+
 
 class TensorFlowFunction(TensorFlow):
     key, label = "tf.function", "TF function"
-    note = "the same TensorFlow step inside `tf.function` (graph mode, traced once)"
+    note = ("the same TensorFlow step inside `tf.function` (graph mode, traced once); W9 "
+            "and W10: the train step under `tf.function`, the loop in Python (W10 with a "
+            "Python float beta retraces for each new value, by design)")
     compiled = True
 
 
 # --- JAX --------------------------------------------------------------------------------
-class Jax(System):
+class Jax(JaxTraining, System):
     key, label = "jax", "JAX jit"
     note = ("`jax.jit` of `grad` / `hessian` / `jacrev` / `vmap(jacrev)`, float64 enabled, "
-            "`block_until_ready`; W8 uses `lax.fori_loop` (traced once, not unrolled)")
+            "`block_until_ready`; W8 uses `lax.fori_loop` (traced once, not unrolled); W9 "
+            "and W10: the whole run under `jit`, its steps in `lax.fori_loop`")
 
     def load(self) -> str:
         import jax
@@ -282,9 +327,14 @@ class Jax(System):
         return (jax.jacrev(lambda x, W: jnp.tanh(W @ x)),
                 (jnp.asarray(case.data["x"]), jnp.asarray(case.data["W"])))
 
-    def _w7(self, case):
+    def _w7a(self, case):
         jax, jnp = self.jax, self.jnp
         return jax.vmap(jax.jacrev(lambda r: r * r)), (jnp.asarray(case.data["x"]),)
+
+    def _w7b(self, case):
+        jax, jnp = self.jax, self.jnp
+        jac = jax.vmap(jax.jacrev(lambda r, M: jnp.tanh(r @ M)), in_axes=(0, None))
+        return jac, (jnp.asarray(case.data["x"]), jnp.asarray(case.data["M"]))
 
     def _w8(self, case):
         jax, jnp, n = self.jax, self.jnp, case.params["N"]
@@ -293,9 +343,11 @@ class Jax(System):
             return jax.lax.fori_loop(0, n, lambda i, y: jnp.sin(y) * 0.5 + y * 0.3, x)
         return jax.grad(f), (jnp.asarray(case.data["x"], dtype=jnp.float64),)
 
+    _w11 = _w2      # W2's code at a small size, timed in a fresh process
+
 
 # --- PyTorch ----------------------------------------------------------------------------
-class Torch(System):
+class Torch(TorchTraining, System):
     key, label = "torch", "PyTorch"
     note = ("eager `torch.autograd.grad`; `torch.func.hessian` / `jacrev` / "
             "`vmap(jacrev)` for Hessians and jacobians; `torch.set_num_threads` = cores "
@@ -361,10 +413,16 @@ class Torch(System):
         jac = torch.func.jacrev(lambda x: torch.tanh(W @ x))
         return lambda: jac(x)
 
-    def _w7(self, case):
+    def _w7a(self, case):
         torch = self.torch
         x = self._t(case.data["x"])
         jac = torch.func.vmap(torch.func.jacrev(lambda r: r * r))
+        return lambda: jac(x)
+
+    def _w7b(self, case):
+        torch = self.torch
+        x, M = self._t(case.data["x"]), self._t(case.data["M"])
+        jac = torch.func.vmap(torch.func.jacrev(lambda r: torch.tanh(r @ M)))
         return lambda: jac(x)
 
     def _w8(self, case):
@@ -378,12 +436,14 @@ class Torch(System):
             return torch.autograd.grad(y, x)[0]
         return step
 
+    _w11 = _w2      # W2's code at a small size, timed in a fresh process
+
 
 # --- HIPS autograd ----------------------------------------------------------------------
-class Autograd(System):
+class Autograd(AutogradTraining, System):
     key, label = "autograd", "autograd"
     note = ("HIPS autograd `grad` / `hessian` / `jacobian` (jacobians loop over output "
-            "elements; W7 as the jacobian of the batch sum)")
+            "elements; W7a, W7b as the jacobian of the batch sum)")
 
     def load(self) -> str:
         from importlib.metadata import version
@@ -436,9 +496,15 @@ class Autograd(System):
         jac, x = self.ag.jacobian(lambda x: anp.tanh(anp.dot(W, x))), case.data["x"]
         return lambda: jac(x)
 
-    def _w7(self, case):
+    def _w7a(self, case):
         # Rows are independent, so d(sum_b y[b, j]) / dx[i, k] = dy[i, j] / dx[i, k].
         jac, x = self.ag.jacobian(lambda x: (x * x).sum(axis=0)), case.data["x"]
+        return lambda: np.transpose(jac(x), (1, 0, 2))
+
+    def _w7b(self, case):
+        anp, M = self.anp, case.data["M"]
+        jac = self.ag.jacobian(lambda x: anp.tanh(anp.dot(x, M)).sum(axis=0))
+        x = case.data["x"]
         return lambda: np.transpose(jac(x), (1, 0, 2))
 
     def _w8(self, case):
@@ -451,6 +517,8 @@ class Autograd(System):
             return y
         g, x = self.ag.grad(f), float(case.data["x"])
         return lambda: g(x)
+
+    _w11 = _w2      # W2's code at a small size, timed in a fresh process
 
 
 TAPEC = TapecTape()

@@ -3,7 +3,7 @@
     python -m benchmarks.worker --system jax --scale 1.0 --result out.json [--quick]
 
 Writes {"version": ..., "cells": {case id: [seconds, status, NumPy seconds measured
-interleaved with them]}, "problems": [...]} or
+interleaved with them, {"compiles": n} or {}]}, "problems": [...]} or
 {"error": "not installed (...)"} to the result file; progress lines on stdout start
 with "bench: ".
 """
@@ -33,16 +33,40 @@ def measure_system(key, scale=1.0, quick=False, only=None, log=print, ids=None) 
     settings = timing.QUICK if quick else timing.FULL
     cells, problems = {}, []
     for case in build_cases(scale, only):
-        if ids and case.id not in ids:
+        if (ids and case.id not in ids) or not system.runs(case):
             continue
         expected = case.numpy()
-        cell = measure(case, expected, settings, problems, system.label,
-                       reset=system.reset, build=lambda case=case: system.build(case))
-        cells[case.id] = [cell.seconds, cell.status, cell.reference]
+        if case.fresh_process:
+            from .fresh import measure_fresh
+            cell = measure_fresh(case, expected, settings, problems, system, scale)
+        else:
+            cell = measure(case, expected, settings, problems, system.label,
+                           reset=system.reset, build=lambda case=case: system.build(case))
+        if case.count_compiles and hasattr(system, "compile_counts") and \
+                cell.status != "error":
+            cell.info.update(count_compiles(system, case))
+        cells[case.id] = [cell.seconds, cell.status, cell.reference, cell.info]
         ratio = cell.ratio()
         log(f"{system.label:14s} {case.id:18s} {cell.status or format_seconds(cell.seconds)}"
-            + (f"  ratio {format_ratio(ratio)}" if ratio is not None else ""))
+            + (f"  ratio {format_ratio(ratio)}" if ratio is not None else "")
+            + "".join(f"  {k} {v}" for k, v in cell.info.items()))
     return {"version": version, "cells": cells, "problems": problems}
+
+
+def count_compiles(system, case) -> dict:
+    """What one call of `case` compiles from a cold cache, on a tapec system:
+    {"compiles": n, "misses": compile-cache misses, "traces": tapec.function traces}.
+    A traced step compiles one program per trace (the misses inside come from the
+    eager gradients its tracing run computes), so its count is its traces; the tape's is
+    its cache misses."""
+    system.reset()
+    fn = system.build(case)
+    misses, traces = system.compile_counts()
+    fn()
+    misses, traces = (after - before for after, before in zip(system.compile_counts(),
+                                                               (misses, traces)))
+    return {"compiles": traces if system.functions else misses, "misses": misses,
+            "traces": traces}
 
 
 def main(argv=None) -> int:

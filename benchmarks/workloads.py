@@ -1,4 +1,6 @@
-"""Workloads W1..W8: inputs, the hand-written NumPy reference and the tapec tape path.
+"""Workloads W1..W8 and W11: inputs, the hand-written NumPy reference and the tapec tape
+path (W9 and W10, which run a user's training loop, are in `training.py`; the `Case` they
+all make is in `case.py`).
 
 Each workload makes one or more `Case`s. A case holds the NumPy inputs (`data`), the
 reference (`numpy()`: forward pass and analytic derivative written by hand), the tapec
@@ -9,46 +11,22 @@ version of a case from `case.data` and `case.params` (see `systems.py`).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import numpy as np
 
 import tapec as tf
 
-#: rtol by dtype: a result must equal the NumPy reference to this relative tolerance
-#: (absolute tolerance: rtol times the largest magnitude of the reference).
-RTOL = {"float64": 1e-6, "float32": 1e-4}
+from .case import Case
+from .case import rng as _rng
+from .case import size as _size
+from .training import w9, w10
 
 #: W8 loop lengths at scale 1.
 W8_SIZES = (100, 1000, 2000, 10000)
 
-
-@dataclass
-class Case:
-    id: str                         # row label: "W3", "W8 N=100", "W8 N=100 first"
-    workload: str                   # "W1" .. "W8"
-    title: str                      # what is computed, with sizes
-    dtype: str                      # "float32" / "float64"
-    numpy: Callable[[], object]     # hand-written reference
-    tapec: Callable[..., object]    # tape path
-    tapec_args: tuple = ()
-    data: dict = field(default_factory=dict)
-    params: dict = field(default_factory=dict)
-    first_call: bool = False        # time the first call after clearing compile caches
-    functional: Callable[..., object] | None = None   # tapec's functional form, same args
-
-    @property
-    def rtol(self) -> float:
-        return RTOL[self.dtype]
-
-
-def _size(n: int, scale: float, minimum: int = 2) -> int:
-    return max(minimum, round(n * scale))
-
-
-def _rng(seed: int) -> np.random.Generator:
-    return np.random.default_rng(seed)
+#: W8 loop lengths timed at their first call only, on tapec alone: the compile
+#: throughput case (12,000 iterations record 48,000 ops).
+W8_COMPILE_SIZES = (12000,)
 
 
 # --- W1 ---------------------------------------------------------------------------------
@@ -73,9 +51,15 @@ def w1(scale: float = 1.0) -> list[Case]:
 
 # --- W2 ---------------------------------------------------------------------------------
 def w2(scale: float = 1.0) -> list[Case]:
-    batch, n_in, n_hidden, n_out = (_size(128, scale), _size(784, scale), _size(256, scale),
-                                    10)
-    rng = _rng(2)
+    sizes = _size(128, scale), _size(784, scale), _size(256, scale), 10
+    return [mlp_case("W2", sizes, seed=2)]
+
+
+def mlp_case(workload: str, sizes, seed: int) -> Case:
+    """The gradient of an MLP's mean softmax cross-entropy w.r.t. its weights, at
+    `sizes` = (batch, inputs, hidden, outputs): W2, and W11 at a small size."""
+    batch, n_in, n_hidden, n_out = sizes
+    rng = _rng(seed)
     f32 = np.float32
     X = rng.normal(size=(batch, n_in)).astype(f32)
     Y = np.eye(n_out, dtype=f32)[rng.integers(0, n_out, size=batch)]
@@ -115,8 +99,8 @@ def w2(scale: float = 1.0) -> list[Case]:
         logits = tf.matmul(h, W2) + b2
         return tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits(labels=Y, logits=logits))
 
-    return [Case("W2", "W2", title, "float32", numpy_step, tapec_step,
-                 (Xt, Yt, *params), data, functional=tf.grad(loss, argnums=(2, 3, 4, 5)))]
+    return Case(workload, workload, title, "float32", numpy_step, tapec_step,
+                (Xt, Yt, *params), data, functional=tf.grad(loss, argnums=(2, 3, 4, 5)))
 
 
 # --- W3 ---------------------------------------------------------------------------------
@@ -231,8 +215,8 @@ def w6(scale: float = 1.0) -> list[Case]:
                  {"W": Wv, "x": xv}, functional=jacobian)]
 
 
-# --- W7 ---------------------------------------------------------------------------------
-def w7(scale: float = 1.0) -> list[Case]:
+# --- W7a, W7b ---------------------------------------------------------------------------
+def w7a(scale: float = 1.0) -> list[Case]:
     b, d = _size(128, scale), _size(64, scale)
     xv = _rng(7).normal(size=(b, d)).astype(np.float32)
     x = tf.constant(xv)
@@ -249,13 +233,37 @@ def w7(scale: float = 1.0) -> list[Case]:
         return 2 * xv[:, :, None] * eye
 
     title = f"batch_jacobian of y = x*x, b={b}, d={d}"
-    return [Case("W7", "W7", title, "float32", numpy_step, tapec_step, (x,), {"x": xv})]
+    return [Case("W7a", "W7a", title, "float32", numpy_step, tapec_step, (x,), {"x": xv})]
+
+
+def w7b(scale: float = 1.0) -> list[Case]:
+    b, d = _size(128, scale), _size(64, scale)
+    rng = _rng(77)
+    xv = rng.normal(size=(b, d)).astype(np.float32)
+    Mv = (rng.normal(size=(d, d)) / np.sqrt(d)).astype(np.float32)
+    x, M = tf.constant(xv), tf.constant(Mv)
+
+    def tapec_step(x, M):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.tanh(tf.matmul(x, M))
+        return tape.batch_jacobian(y, x)
+
+    def numpy_step():
+        # y[i, j] = tanh(sum_k x[i, k] M[k, j]), so dy[i, j]/dx[i, k] = (1 - y[i, j]^2) M[k, j]:
+        # result[i, j, k] = (1 - y^2)[i, j] * M.T[j, k].
+        y = np.tanh(xv @ Mv)
+        return (1 - y * y)[:, :, None] * Mv.T[None]
+
+    title = f"batch_jacobian of y = tanh(x @ M), b={b}, d={d}"
+    return [Case("W7b", "W7b", title, "float32", numpy_step, tapec_step, (x, M),
+                 {"x": xv, "M": Mv})]
 
 
 # --- W8 ---------------------------------------------------------------------------------
 def w8(scale: float = 1.0) -> list[Case]:
     cases = []
-    for size in W8_SIZES:
+    for size in W8_SIZES + W8_COMPILE_SIZES:
         n = _size(size, scale, minimum=1)
         x0 = 0.7
         x = tf.constant(x0, dtype=tf.float64)
@@ -287,16 +295,34 @@ def w8(scale: float = 1.0) -> list[Case]:
                 y = tf.sin(y) * 0.5 + y * 0.3
             return y
 
-        for first in (False, True):
+        # The compile-throughput sizes time the first call only, and only tapec's: the
+        # steady state adds nothing to the smaller sizes, and other systems' first calls
+        # at 48,000 ops (TF function traces for minutes) measure nothing tapec is after.
+        compile_only = size in W8_COMPILE_SIZES
+        for first in (True,) if compile_only else (False, True):
             label = f"W8 N={n}" + (" first" if first else "")
             cases.append(Case(label, "W8", title + (", first call" if first else ""),
                               "float64", numpy_step, tapec_step, (x,), {"x": x0},
-                              {"N": n}, first_call=first, functional=tf.grad(loop)))
+                              {"N": n, "ops": 4 * n, "size": size,
+                               "compile_throughput": compile_only},
+                              first_call=first, functional=tf.grad(loop),
+                              tapec_only=compile_only))
     return cases
 
 
-WORKLOADS = {"W1": w1, "W2": w2, "W3": w3, "W4": w4, "W5": w5, "W6": w6, "W7": w7,
-             "W8": w8}
+# --- W11 --------------------------------------------------------------------------------
+def w11(scale: float = 1.0) -> list[Case]:
+    """W2's gradient at a small size, timed at its first call in a new process: what a
+    user waits for before the first step of a script."""
+    sizes = _size(32, scale), _size(32, scale), _size(64, scale), 10
+    case = mlp_case("W11", sizes, seed=11)
+    case.title = "first gradient in a fresh process: " + case.title
+    case.fresh_process = case.first_call = True
+    return [case]
+
+
+WORKLOADS = {"W1": w1, "W2": w2, "W3": w3, "W4": w4, "W5": w5, "W6": w6, "W7a": w7a,
+             "W7b": w7b, "W8": w8, "W9": w9, "W10": w10, "W11": w11}
 
 DESCRIPTIONS = {
     "W1": "record + gradient of y = x*x at x = 3.0 (float32 scalar)",
@@ -308,24 +334,60 @@ DESCRIPTIONS = {
     "W5": "Hessian w.r.t. w (d = 100) of mean(log(1 + exp(-y * (X @ w)))), X 1000x100, "
           "float64",
     "W6": "jacobian of tanh(W x) w.r.t. x, W 500x500, float64",
-    "W7": "batch_jacobian of y = x*x, b = 128, d = 64, float32",
+    "W7a": "batch_jacobian of y = x*x, b = 128, d = 64, float32",
+    "W7b": "batch_jacobian of y = tanh(x @ M) w.r.t. x, x 128x64, M 64x64, float32 "
+           "(NumPy: (1 - y**2)[:, :, None] * M.T[None])",
     "W8": "scalar loop y = sin(y)*0.5 + y*0.3, N iterations from a watched float64 x, "
           "dy/dx; one iteration records 4 ops (sin, two multiplications by literals, "
-          "add); rows give steady state and first call (after tapec.clear_cache())",
+          "add); rows give steady state and first call (after tapec.clear_cache()); "
+          "N = 12,000 (48,000 ops) is timed at its first call on tapec only: the compile "
+          "throughput case",
+    "W9": "softmax regression on scikit-learn's digits (1797x64 scaled by 1/16, 10 "
+          "classes), 300 full-batch gradient-descent steps, learning rate 0.5, W (64, 10) "
+          "and b (10,) from zero, float64, loss = mean sparse softmax cross-entropy; one "
+          "call is the whole 300-step run and returns the final loss and accuracy. Tape: "
+          "a `GradientTape` per step and `assign_sub` on Variables; TF idiom: the train "
+          "step under `tf.function`, called 300 times; functional: `tapec.value_and_grad` "
+          "with NumPy updates",
+    "W10": "50 gradient-descent steps (learning rate 0.1) on x, a float64 vector of 1000, "
+           "of reduce_sum(x*x) + beta * reduce_sum(sin(x)) with an annealed Python float "
+           "beta = min(1.0, step / 25); one call is the whole 50-step run. `W10` passes "
+           "beta as a Python float (to the train step under `tf.function` as well: "
+           "TensorFlow retraces for each new float by design), `W10 tensor` as "
+           "`tf.constant(beta)`; compiles from a cold cache are counted (table below)",
+    "W11": "first gradient in a fresh process: a 32-64-10 tanh MLP, batch 32, float32, "
+           "mean softmax cross-entropy (W2's code at a small size), tape idiom; the "
+           "import of each library and the conversion of the inputs are not timed, the "
+           "first gradient call is (JAX: its first `jit(grad(loss))` call, compilation "
+           "included); median of 3 new processes, tapec's persistent cache off",
 }
 
 
 def build_cases(scale: float = 1.0, only=None) -> list[Case]:
-    """Every case of the selected workloads (all when `only` is empty), at `scale`."""
-    names = list(WORKLOADS) if not only else list(only)
-    unknown = [n for n in names if n not in WORKLOADS]
-    if unknown:
-        raise ValueError(f"unknown workload(s) {', '.join(unknown)}; "
-                         f"choose from {', '.join(WORKLOADS)}")
+    """Every case of the selected workloads (all when `only` is empty), at `scale`.
+    Names are matched without regard to case; "W7" selects W7a and W7b."""
+    names = list(WORKLOADS) if not only else select(only)
     cases = []
     for name in names:
         cases.extend(WORKLOADS[name](scale))
     return cases
+
+
+def select(only) -> list:
+    """The WORKLOADS keys that the names in `only` ask for ("w7" -> W7a, W7b), in order;
+    ValueError naming the unknown ones."""
+    chosen, unknown = [], []
+    for name in only:
+        wanted = name.strip().lower()
+        keys = [k for k in WORKLOADS if k.lower() == wanted] or [
+            k for k in WORKLOADS if k.lower().rstrip("ab") == wanted and k[-1] in "ab"]
+        if not keys:
+            unknown.append(name)
+        chosen += [k for k in keys if k not in chosen]
+    if unknown:
+        raise ValueError(f"unknown workload(s) {', '.join(unknown)}; "
+                         f"choose from {', '.join(WORKLOADS)}")
+    return chosen
 
 
 # --- checking ---------------------------------------------------------------------------

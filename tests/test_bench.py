@@ -14,7 +14,7 @@ import pytest
 
 import benchmarks as bench
 import tapec
-from benchmarks import report, suite, systems, worker
+from benchmarks import report, suite, systems, targets, worker, workloads
 from benchmarks.workloads import WORKLOADS, build_cases, check
 from tapec import cli
 from tapec.codegen import disk_cache
@@ -63,6 +63,12 @@ def test_quick_suite_writes_one_row_per_case(tmp_path):
     assert {row.workload for row in results.rows} == set(WORKLOADS)
     for key in ("nproc", "NumPy", "median", "ratio"):
         assert key.lower() in text.lower()
+    for section in ("## Targets", "## Compile throughput", "## Python-scalar loop",
+                    "## First gradient in a fresh process"):
+        assert section in text
+    compiles = {row.id: row.tapec.info.get("compiles") for row in results.rows
+                if row.workload == "W10"}
+    assert compiles["W10 tensor"] >= 1 and compiles["W10"] >= 1
     assert not (tmp_path / "benchmarks.png").exists()
 
 
@@ -175,7 +181,8 @@ def test_cli_bench_only(tmp_path):
     rc = cli.main(["bench", "--quick", "--scale", str(SCALE), "--only", "W1,w7",
                    "--systems", "none", "--no-plot", "--out", str(tmp_path)])
     assert rc == 0
-    assert table_ids((tmp_path / "benchmarks.md").read_text(encoding="utf-8")) == ["W1", "W7"]
+    assert table_ids((tmp_path / "benchmarks.md").read_text(encoding="utf-8")) == [
+        "W1", "W7a", "W7b"]
 
 
 def test_default_out_is_the_checkouts_docs_not_the_current_directory():
@@ -228,7 +235,7 @@ def test_suite_is_outside_the_package_and_its_fingerprint():
 
 
 def test_cli_bench_rejects_unknown_names(tmp_path):
-    assert bench.main(["--only", "W9", "--out", str(tmp_path)]) == 2
+    assert bench.main(["--only", "W99", "--out", str(tmp_path)]) == 2
     assert bench.main(["--systems", "matlab", "--out", str(tmp_path)]) == 2
     assert not (tmp_path / "benchmarks.md").exists()
 
@@ -247,3 +254,81 @@ def test_python_m_benchmarks_runs_the_suite(tmp_path):
         cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
     assert out.returncode == 0, out.stderr
     assert "W1" in out.stdout and "ratio" in out.stdout
+
+
+def test_workload_names_select_case_insensitively():
+    assert workloads.select(["w7"]) == ["W7a", "W7b"]
+    assert workloads.select(["W7B", "w10", "W1"]) == ["W7b", "W10", "W1"]
+    with pytest.raises(ValueError, match="W99"):
+        workloads.select(["W99"])
+
+
+def test_w7b_reference_is_the_per_example_jacobian():
+    """result[i, j, k] = dy[i, j] / dx[i, k], checked against central differences."""
+    (case,) = build_cases(SCALE, ["W7b"])
+    x, M = case.data["x"].astype(np.float64), case.data["M"].astype(np.float64)
+    expected, step = case.numpy(), 1e-6
+    i, k = 1, 0
+    dx = np.zeros_like(x)
+    dx[i, k] = step
+    column = (np.tanh((x + dx) @ M) - np.tanh((x - dx) @ M))[i] / (2 * step)
+    np.testing.assert_allclose(expected[i, :, k], column, rtol=1e-4, atol=1e-6)
+
+
+def test_compile_throughput_case_runs_on_tapec_only():
+    cases = [c for c in build_cases(1.0, ["W8"]) if c.params["compile_throughput"]]
+    assert [(c.id, c.params["ops"], c.first_call) for c in cases] == [
+        ("W8 N=12000 first", 48_000, True)]
+    assert systems.by_key("tapec").runs(cases[0]) and systems.by_key("tf-idiom").runs(cases[0])
+    assert not systems.by_key("jax").runs(cases[0])
+
+
+def test_compiles_are_counted_from_a_cold_cache():
+    if not hasattr(tapec, "function"):
+        pytest.skip("tapec has no `function`")
+    outcome = worker.measure_system("tf-idiom", SCALE, True, ["W10"], log=quiet,
+                                    ids=["W10 tensor"])
+    seconds, status, _, info = outcome["cells"]["W10 tensor"]
+    assert status == "" and seconds > 0
+    assert info["compiles"] == info["traces"] >= 1      # one trace per distinct signature
+
+
+def _target_results():
+    """Results with W2 (ratio target), W8 first (ops/s), W10 (compiles) and W11 (JAX)."""
+    def row(rid, workload, tape, idiom, params=None, first=False, info=(None, None),
+            jax=None):
+        others = {report.IDIOM: report.Cell(idiom, "", 1.0, info[1] or {})}
+        if jax is not None:
+            others[targets.JAX] = report.Cell(jax, "", 1.0)
+        return report.Row(rid, workload, rid, report.Cell(1.0),
+                          report.Cell(tape, "", 1.0, info[0] or {}), others,
+                          first_call=first, params=params or {})
+    rows = [row("W2", "W2", 1.0, 3.0),
+            row("W8 N=12000 first", "W8", 1.0, 4.0, {"ops": 48_000, "size": 12000,
+                                                      "compile_throughput": True}, True),
+            row("W10", "W10", 1.0, 1.0, {"steps": 50, "anneal": 25.0, "tensor_beta": False},
+                info=({"compiles": 3}, {"compiles": 26})),
+            row("W11", "W11", 0.2, 0.5, first=True, jax=0.3)]
+    labels = [report.IDIOM, targets.JAX]
+    for r in rows:
+        r.others.setdefault(targets.JAX, report.Cell(status="n/a"))
+    return report.Results(rows, labels, {}, {}, [],
+                          {"scale": 1.0, "quick": False, "command": "test"})
+
+
+def test_targets_judge_the_better_and_the_worse_idiom():
+    got = {t.what: t for t in targets.all_targets(_target_results())}
+    w2 = got["W2"]          # 1.0 <= 1.10 meets; 3.0 > 2.2 not within
+    assert (w2.better, w2.worse, w2.meets, w2.within) == ("1.00 (tape)", "3.00 (tf.function)",
+                                                          True, False)
+    rate = got["W8 N=12000 first (48,000 ops)"]     # 48,000 and 12,000 ops/s
+    assert (rate.meets, rate.within) == (True, False)
+    assert targets.allowed_compiles({"steps": 50, "anneal": 25.0}) == 3
+    assert (got["W10"].meets, got["W10"].within) == (True, False)   # 3 <= 3; 26 > 6
+    assert (got["W11"].meets, got["W11"].within) == (True, True)    # 0.2 <= 0.3; 0.5 <= 0.6
+    text = report.markdown(_target_results(), {})
+    section = text.split("## Targets", 1)[1].split("\n## ", 1)[0]
+    assert "| W2 | ≤ 1.1× / 2.2× NumPy | 1.00 (tape) | 3.00 (tf.function) | yes | **no** |" \
+        in section
+    assert "48,000 | 1.00 s | 48,000 |" in text.split("## Compile throughput", 1)[1]
+    assert "| W10 | tapec tf.function (TF body) |" in text

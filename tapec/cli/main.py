@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         "bench", add_help=False, usage="tapec bench [OPTIONS]",
         help="run the benchmark suite of a source checkout (benchmarks/); writes "
              "benchmarks.md and .png into --out DIR (default: the checkout's docs/)",
-        description="Workloads W1..W8 on tapec, hand-written NumPy and the other "
+        description="Workloads W1..W11 on tapec, hand-written NumPy and the other "
                     "installed systems (TensorFlow, JAX, PyTorch, autograd). Needs a source "
                     "checkout: the suite is benchmarks/, not part of the installed package.")
     args, extra = parser.parse_known_args(argv)
