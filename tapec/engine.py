@@ -21,7 +21,7 @@ from .autodiff.jacobian import jacobian_rows, seed_node
 from .autodiff.reverse import build_adjoints
 from .codegen.cache import CACHE
 from .codegen.compiled import CODEGEN_VERSION, Compiled
-from .codegen.emit import compile_function, emit
+from .codegen.emit import compile_function, emit, no_collections
 from .ir.nodes import Builder, topological_order
 from .ir.lower import is_structure, lower
 from .ops.shape import CONSTANT, PLACEHOLDER, fill
@@ -329,6 +329,11 @@ def _node(t):
 
 
 def _build(g, pruned, request, differentiable, defer_fusion=False) -> Compiled:
+    with no_collections():
+        return _build_now(g, pruned, request, differentiable, defer_fusion)
+
+
+def _build_now(g, pruned, request, differentiable, defer_fusion) -> Compiled:
     outputs, feeds, builder = _symbolic_graph(g, pruned, request, differentiable)
     outputs = simplify(outputs, feeds, builder, config.simplify_setting(), defer_fusion)
     title = (f"{request.mode} of {len(request.targets)} target(s) with respect to "

@@ -224,14 +224,16 @@ class Function:
         sizes = polymorphic.sizes_of(call.leaves, self._none_dims)
         if min(sizes.values()) < 2:            # sizes 0 and 1 change what broadcasts
             return None
-        traces, size_maps = [program.compiled()], [{n: n for n in sizes.values()}]
+        # Fused now, all of them: sources compared token by token must be made alike,
+        # and a provisional trace would be fused only later.
+        traces, size_maps = [program.final()], [{n: n for n in sizes.values()}]
         count = self.trace_count
         try:
             for probe in polymorphic.probe_sizes(sizes):
                 leaves = polymorphic.resized(call.leaves, sizes, probe)
                 args, kwargs = call.rebuild(leaves)
                 probe_call = Call(args, kwargs, self._parameters)
-                traces.append(self._trace(probe_call).compiled())
+                traces.append(self._trace(probe_call).final())
                 size_maps.append(probe)
         except Exception:                      # noqa: BLE001 - a probe the function rejects
             log.debug("tapec.function: %s traced at probe sizes raised; its trace stays "

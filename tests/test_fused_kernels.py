@@ -43,46 +43,20 @@ def test_a_decimal_written_as_an_exact_fraction_prints_as_one_literal():
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_folded_products_of_literals_print_one_rounded_literal(dtype):
-    # 0.3 * 0.3 and 0.5 * 0.3 + 0.1 are fractions of 106 and 54 bits: before, SymPy's
-    # exact products left the group unsimplified (no literal could hold them).
+def test_folded_products_no_float_holds_keep_the_exact_form(dtype):
+    # 0.3 * 0.3 is a fraction of 106 bits: rounding it would make the fused form depend
+    # on the literals' values, so the group keeps its exact form.
     specs = [((1000,), dtype)]
     plain, fused, source, new, feeds = pair(
         lambda x: (tf.sin(x) * 0.5 + x * 0.3) * 0.3 + tf.sin(x) * 0.1, *specs)
-    (node,) = fused_nodes(new, feeds)
-    assert not node.attrs["exact"], source
-    body = source.split("def gradient")[1]
-    assert body.count("np.sin") == 1 and body.count("*") == 2, source
     assert not LONG_INTEGER.search(source), source
-    for text in _literals(body):
-        value = dtype(text)
-        # each literal is the shortest text of its value in the dtype (round-trips there)
-        assert text == np.format_float_positional(value, unique=True, trim="0").rstrip(".") \
-            or text == repr(float(value)), (text, source)
-    assert "0.09" in body and "0.25" in body, source
     args = random_args(specs)
     (got,), (expected,) = fused(*args), plain(*args)
     assert got.dtype == dtype
-    rtol = 1e-15 if dtype == np.float64 else 1e-6
-    assert_close([got], [expected], 4 * rtol)
-    x = args[0].astype(np.float64)
-    np.testing.assert_allclose(got, 0.25 * np.sin(x) + 0.09 * x, rtol=4 * rtol,
-                               atol=4 * rtol)
-
-
-def test_a_folded_constant_rounds_once_to_nearest_even():
-    from tapec.simplify.fuse.lowering import Lowering
-    from tapec.simplify.fuse.program import Code
-    from tapec.simplify.fuse.search import Group
-
-    lower32 = Lowering(Code(), {}, Group([], np.float32), {})
-    # 1 + 2**-24 + 2**-80 is just above the midpoint of 1 and the next float32: a float64
-    # rounding first (to the midpoint 1 + 2**-24) and then to float32 would tie to 1.0.
-    p, q = 2 ** 80 + 2 ** 56 + 1, 2 ** 80
-    assert lower32.rounded(p, q) == float(np.nextafter(np.float32(1), np.float32(2)))
-    lower64 = Lowering(Code(), {}, Group([], np.float64), {})
-    assert lower64.rounded(3 * 3, 10 * 10) == 0.09
-    assert lower64.literal(2 ** 60) == ("lit", "1.152921504606847e+18")
+    if dtype == np.float64:
+        np.testing.assert_array_equal(got, expected)
+    else:           # float32 literals: NumPy's weak scalars may round the product once
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-7)
 
 
 def test_a_tape_gradient_prints_no_exact_fraction():

@@ -63,7 +63,8 @@ class Namer:
         return not (stem and name in self._prefixes)
 
     def _under_stem(self, name: str) -> bool:
-        return any(name[:i] in self._stems for i, ch in enumerate(name) if ch == "_")
+        stems = self._stems
+        return bool(stems) and any(name[:i] in stems for i, ch in enumerate(name) if ch == "_")
 
     def take(self, name: str, stem: bool = False) -> str:
         """Record `name`, chosen elsewhere (a given parameter name), as used."""

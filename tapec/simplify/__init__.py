@@ -27,6 +27,9 @@ from .rules import ALGEBRA, FOLD, SHAPES
 PHASES = [("fold", FOLD), ("algebra", ALGEBRA + FOLD), ("shapes", SHAPES + FOLD),
           ("closed forms", CLOSED_FORMS + ALGEBRA + SHAPES + FOLD)]
 TIME_BUDGET_SECONDS = 2.0
+# A graph of more nodes runs only the last phase, whose rules include every other
+# phase's: one pass to a fixed point instead of four, for long unrolled loops.
+ONE_PHASE_NODES = 5000
 
 last_stats = {}
 
@@ -42,9 +45,10 @@ def simplify(outputs, feeds, builder, mode, defer_fusion=False):
     stats = {"nodes before": count_nodes(outputs, feeds), "rules": {}}
     started = time.perf_counter()
     deadline = started + TIME_BUDGET_SECONDS
+    phases = PHASES if stats["nodes before"] <= ONE_PHASE_NODES else PHASES[-1:]
     if mode != "off":
         with builder:
-            for name, rules in PHASES:
+            for name, rules in phases:
                 outputs = to_fixed_point(outputs, feeds, builder, rules, deadline,
                                          stats["rules"])
             if mode == "full" and not _only_scalars(outputs, feeds):

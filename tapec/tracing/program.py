@@ -18,7 +18,7 @@ from ..autodiff.reverse import gradient_nodes
 from .calls import identifier, value_of
 from ..codegen.cache import CACHE
 from ..codegen.compiled import CODEGEN_VERSION, Compiled
-from ..codegen.emit import compile_function, emit
+from ..codegen.emit import compile_function, emit, no_collections
 from ..ir.nodes import Builder, structure_key
 from ..ir.lower import is_structure, lower as lower_recording
 from ..ops.shape import CONSTANT, PLACEHOLDER, READ_VARIABLE, fill
@@ -105,6 +105,12 @@ class Program:
         if self._compiled is None:
             self._compiled = compile_program(self)
         elif self._compiled.entry.due():     # provisional: now compile the fused program
+            self._compiled = compile_program(self, final=True)
+        return self._compiled
+
+    def final(self) -> Trace:
+        """`compiled()`, fused now if it is (or would be) provisional."""
+        if self._compiled is None or self._compiled.entry.countdown is not None:
             self._compiled = compile_program(self, final=True)
         return self._compiled
 
@@ -250,7 +256,7 @@ def compile_program(program, final=False) -> Trace:
     title = f"{program.kind} of {identifier(program.name, 'f')}"
 
     def build(defer_fusion=True) -> Compiled:
-        with program.builder:
+        with no_collections(), program.builder:
             simplified = simplify(computed, program.feeds, program.builder,
                                   config.simplify_setting(), defer_fusion)
         source, keys = emit(guards + simplified, program.feeds, "function", title,

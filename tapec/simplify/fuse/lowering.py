@@ -5,16 +5,16 @@ are multiplied, divided and negated before they meet its largest operand: `(y * 
 * X`, one op on X's shape, not `y * X * s / q`, three. Integer powers become the
 multiplications of binary powering; a rational coefficient that is exactly a float
 (0.3 is 5404319552844595 / 2**54) is one literal, printed as its shortest text in the
-group's dtype (`0.3`, never the fraction); a small fraction of the math (1/3) a division;
-and a folded product of literals no float holds (0.3 * 0.3, 106 bits) the literal of
-its value rounded once to the dtype. Literals keep the text the
-exact form gave them where it had one. An expression holding anything else (a non-integer
+group's dtype (`0.3`, never the fraction), and a small fraction of the math (1/3) a
+division. A folded product of literals no float holds (0.3 * 0.3, 106 bits) is not
+lowered: rounding it would make the form depend on the values (and a trace's form must
+not, for shape-polymorphic functions), so the group keeps its exact form. Literals keep
+the text the exact form gave them where it had one. An expression holding anything else (a non-integer
 power, an unknown symbol) raises `Unsupported`: the group keeps its exact form.
 """
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 
 import numpy as np
 
@@ -112,27 +112,13 @@ class Lowering:
         weak scalars give a Python float the dtype of the array it meets, rounding it as
         `np.asarray(value, dtype)` does, so the shorter text computes the same)."""
         if isinstance(value, int) and abs(value) >= 2 ** 53:
-            value = self.rounded(value, 1)       # an int literal this large would stay int
+            raise Unsupported(value)             # 2**54 from a float's exact fraction
         text = self.group.texts.get(value)
         if text is None and isinstance(value, int):
             text = str(value)
         if text is None:
             text = python_literal(np.asarray(value, dtype=self.group.dtype))
         return ("lit", f"({text})" if text.startswith("-") else text)
-
-    def rounded(self, p, q) -> float:
-        """The exact rational p / q (ints, q > 0) rounded once, to nearest even, to the
-        group's dtype: a folded constant no literal holds exactly (0.3 * 0.3 is
-        0.0900000000000000033..., 106 bits). Raises `Unsupported` where the rounding
-        would overflow or flush a nonzero constant to zero."""
-        exact = Fraction(p, q)
-        nearest = np.asarray(p / q, dtype=self.group.dtype)      # int / int rounds correctly
-        steps = [nearest, np.nextafter(nearest, -np.inf), np.nextafter(nearest, np.inf)]
-        finite = [c for c in steps if np.isfinite(c)]
-        best = min(finite, key=lambda c: (abs(Fraction(float(c)) - exact), _odd(c)))
-        if not np.isfinite(nearest) or (best == 0) != (p == 0):
-            raise Unsupported(exact)
-        return float(best)
 
     def number(self, n):
         if n.is_Integer:
@@ -144,7 +130,7 @@ class Lowering:
             return self.literal(p / q)
         if abs(p) < 2 ** 53 and q < 2 ** 53:
             return self.code.emit("div", (self.literal(p), self.literal(q)))
-        return self.literal(self.rounded(p, q))
+        raise Unsupported(n)
 
     def add(self, e):
         # (operand, subtracted) per term, smallest shape first
@@ -184,9 +170,8 @@ class Lowering:
                 numerator.insert(0, self.literal(sign * p))
                 negative = False
             denominator.insert(0, self.literal(q))
-        else:                            # a folded product of literals: rounded once
-            numerator.insert(0, self.literal(self.rounded(sign * p, q)))
-            negative = False
+        else:                            # a folded product no float holds: the exact form stays
+            raise Unsupported(coefficient)
         numerator, denominator = self.by_size(numerator), self.by_size(denominator)
         largest = max(map(self.size, numerator + denominator), default=1)
         small = [f for f in numerator if self.size(f) < largest]
@@ -228,12 +213,6 @@ class Lowering:
         if call is None:             # a real SymPy function (tests of `accept`)
             call = _sympy_function_call(name.lower(), len(e.args))
         return self.code.emit("call", tuple(self(a) for a in e.args), call)
-
-
-def _odd(value) -> int:
-    """1 where the last bit of a float's significand is set (ties round to even)."""
-    bits = np.asarray(value)
-    return int(bits.view(f"u{bits.itemsize}")) & 1
 
 
 def _is_float(p, q) -> bool:
