@@ -217,10 +217,11 @@ def scalar_section(results: Results) -> list:
     lines = ["", "## Python-scalar loop", "",
              ("W10: per step, the steady-state time (warm cache) and the first run's "
               "(from `tapec.clear_cache()`, compiles included), and what one run compiles "
-              "from a cold cache: compiles (the tape: compile-cache misses; "
-              "`tapec.function` forms: traces, each compiling one program), then "
-              "misses / traces. Target: compiles once (beta = 0 and beta = 1 may "
-              "compile apart while integer-valued literals stay structural)."), "",
+              "from a cold cache: compiles (compile-cache misses: a retrace that builds "
+              "the same program finds it compiled), then misses / traces (TensorFlow's rule "
+              "retraces `tf.function` for each new Python float). Target: compiles once "
+              "(beta = 0 and beta = 1 may compile apart while integer-valued literals stay "
+              "structural)."), "",
              "| case | column | per step | first run, per step | compiles | misses / "
              "traces |",
              "| --- | --- | ---: | ---: | ---: | ---: |"]
