@@ -271,3 +271,25 @@ def test_logistic_hessian_holds_no_n_by_n_matrix(emitted, simplify_mode):
         1 + tf.exp(-(y * tf.linalg.matvec(X, w))))))(tf.constant(w), tf.constant(X),
                                                      tf.constant(y))
     assert max(_size(n) for n in emitted[-1]) <= 300 * 10
+
+
+def test_batch_jacobian_of_a_matrix_layer_is_a_row_scaling(emitted, simplify_mode):
+    """batch_jacobian of tanh(x M): the per-example seed (n, 1, n) broadcasts against the
+    batch axis, so the result is (1 - y**2)[b, j] M[k, j], with no (n, batch, n) product
+    and no batched matrix product."""
+    rng = np.random.default_rng(9)
+    x, M = rng.normal(size=(16, 6)), rng.normal(size=(6, 5))
+    xt = tf.constant(x)
+    with tf.GradientTape() as tape:
+        tape.watch(xt)
+        y = tf.tanh(xt @ tf.constant(M))
+    J = tape.batch_jacobian(y, xt).numpy()
+    expected = (1 - np.tanh(x @ M) ** 2)[:, :, None] * M.T[None]
+    np.testing.assert_allclose(J, expected, rtol=1e-13, atol=1e-15)
+    if simplify_mode == "off":
+        return
+    (nodes,) = emitted[-1:]
+    ops = {n.op.name for n in nodes}
+    assert "diag_seed" not in ops and "matmul" not in {
+        n.op.name for n in nodes if len(n.shape) == 3}, ops
+    assert max(_size(n) for n in nodes) <= 16 * 5 * 6

@@ -140,10 +140,11 @@ def _splits_for(node, axes_groups, sizes):
 
 def _tie_groups(ga, gb, letters, sizes):
     """The group of an axis where groups `ga` and `gb` meet, tying their letters; None
-    when they cannot (different lengths or sizes)."""
-    if not ga:
-        return gb
-    if not gb:
+    when they cannot (different lengths or sizes). A group of size 1 broadcasts against
+    a longer one (the batch_jacobian seed's (n, 1, n) meets a batch axis)."""
+    if not ga or math.prod(sizes[c] for c in ga) == 1 < math.prod(sizes[c] for c in gb):
+        return gb            # ga broadcasts: its size-1 letters are summed, a no-op
+    if not gb or math.prod(sizes[c] for c in gb) == 1 < math.prod(sizes[c] for c in ga):
         return ga
     if len(ga) != len(gb) or not all(letters.tie(a, b, sizes) for a, b in zip(ga, gb)):
         return None
