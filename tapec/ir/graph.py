@@ -45,7 +45,9 @@ class Recording(dict):
         super().__init__()
         self.rows, self.ids, self.position = [], [], {}
 
-    def add(self, node_id, record: Record):
+    def add(self, node_id, record: Record, attrs_row=None):
+        """Record `record` as `node_id`; `attrs_row` is its attributes' part of the row
+        when that is not their key (a fed literal's row leaves its value out)."""
         self[node_id] = record
         position = self.position
         attrs = record.attrs
@@ -55,8 +57,9 @@ class Recording(dict):
             dtype_str = _DTYPE_STR[dtype] = dtype.str
         inputs = record.inputs
         rows = self.rows
-        rows += (record.op.name, attrs_key(attrs) if attrs else (), record.shape, dtype_str,
-                 len(inputs))
+        if attrs_row is None:
+            attrs_row = attrs_key(attrs) if attrs else ()
+        rows += (record.op.name, attrs_row, record.shape, dtype_str, len(inputs))
         rows += [position[i] for i in inputs]
         position[node_id] = len(self.ids)
         self.ids.append(node_id)
@@ -81,10 +84,7 @@ class Recording(dict):
         step's learning rate finds the same program. The record keeps the value, marked
         `fed`, for printers, which write it as a number."""
         attrs = dict(attrs, fed=True)
-        self.add(node_id, Record(op, attrs, (), dtype, ()))
-        rows = self.rows
-        # the row add() wrote: name, attrs, shape, dtype, 0 inputs; its attrs drop the value
-        rows[-4] = _fed_row(attrs)
+        self.add(node_id, Record(op, attrs, (), dtype, ()), _fed_row(attrs))
 
     def add_leaf(self, node_id, op, attrs, shape, dtype):
         self.add(node_id, Record(op, attrs, shape, dtype, ()))

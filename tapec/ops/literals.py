@@ -28,3 +28,10 @@ def python_literal(value) -> str:
     if len(text) > 20:
         text = np.format_float_scientific(value[()], unique=True, trim="0")
     return f"({text})" if text.startswith("-") else text
+
+
+def is_exact_float(p: int, q: int) -> bool:
+    """Whether the fraction p / q (q > 0) is exactly a float64: a power-of-two denominator
+    and a numerator of at most 53 bits. SymPy holds the literal 0.3 as
+    5404319552844595 / 2**54; such a fraction is printed as the one float it is."""
+    return q & (q - 1) == 0 and abs(p) < 2 ** 53 and q <= 2 ** 1074

@@ -18,6 +18,8 @@ from __future__ import annotations
 import functools
 import math
 
+from .literals import is_exact_float
+
 _sympy = None
 
 
@@ -259,7 +261,9 @@ def _recipe(expr) -> tuple:
             sign = -1 if coefficient < 0 else 1
             coefficient = abs(coefficient)
             p, q = sp.fraction(coefficient)
-            if _is_float_literal(p, q):      # 0.3 is 5404319552844595 / 2**54: one factor
+            # 0.3 is 5404319552844595 / 2**54 and 0.5 is 1/2: one multiplication by the
+            # float gives the bits p * x / q gives (a power of two scales exactly)
+            if q != 1 and is_exact_float(int(p), int(q)):
                 numerator.insert(0, float(coefficient))
             else:
                 if p != 1:
@@ -289,16 +293,6 @@ def _recipe(expr) -> tuple:
     if not isinstance(out, _Step):       # a bare symbol or number: one identity step
         steps.append(("identity", (out,)))
     return tuple(steps)
-
-
-def _is_float_literal(p, q) -> bool:
-    """Whether p/q is a float (0.3 is 5404319552844595 / 2**54, 0.5 is 1/2) rather than a
-    fraction no float holds (1/3): a power-of-two denominator, p/q exact as a float.
-    One multiplication by float(p/q) then gives the bits p * x / q gives (a power of two
-    scales exactly), for one operation instead of two, and a product instead of a
-    division."""
-    q = int(q)
-    return q > 1 and q & (q - 1) == 0 and int(p) < 2 ** 53
 
 
 def latex_of(op, arity: int):

@@ -33,15 +33,18 @@ class Trace:
 
     def __init__(self, entry, captured, variables, n_guards, structure, dtypes, written):
         self.entry = entry               # the Compiled program
-        self.fn = entry.fn
-        self.source = entry.source
-        self.feeds = list(entry.arg_keys)   # argument keys in parameter order
+        self.fn = entry.fn                  # read on every call: kept at hand
+        self.feeds = entry.arg_keys         # argument keys in parameter order
         self.captured = captured         # arrays fixed at trace time
         self.variables = variables       # handle id -> Variable
         self.n_guards = n_guards
         self.structure = structure
         self.dtypes = dtypes
         self.written = written           # Variables whose new values end the outputs
+
+    @property
+    def source(self) -> str:
+        return self.entry.source
 
     def run(self, leaves):
         values = []

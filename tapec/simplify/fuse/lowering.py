@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from ...ops.literals import python_literal
+from ...ops.literals import is_exact_float, python_literal
 from ...ops import sympy_rules
 from ...ops.registry import ATOM, FUNCTION_COST, REGISTRY
 from .program import Call, Code, extend_shapes, op_cost, operand_shape
@@ -126,7 +126,7 @@ class Lowering:
         if not n.is_Rational:
             raise Unsupported(n)
         p, q = int(n.p), int(n.q)
-        if _is_float(p, q):
+        if is_exact_float(p, q):
             return self.literal(p / q)
         if abs(p) < 2 ** 53 and q < 2 ** 53:
             return self.code.emit("div", (self.literal(p), self.literal(q)))
@@ -161,7 +161,7 @@ class Lowering:
         negative = coefficient < 0
         p, q = abs(int(coefficient.p)), int(coefficient.q)
         sign = -1 if negative else 1
-        if _is_float(p, q):              # one exact literal: 0.3, not 5404319552844595 / 2**54
+        if is_exact_float(p, q):              # one exact literal: 0.3, not 5404319552844595 / 2**54
             if p != 1 or q != 1:
                 numerator.insert(0, self.literal(sign * p / q if q != 1 else sign * p))
                 negative = False
@@ -213,12 +213,6 @@ class Lowering:
         if call is None:             # a real SymPy function (tests of `accept`)
             call = _sympy_function_call(name.lower(), len(e.args))
         return self.code.emit("call", tuple(self(a) for a in e.args), call)
-
-
-def _is_float(p, q) -> bool:
-    """Whether p / q (q > 0) is exactly a float64: a power-of-two denominator and a
-    numerator of at most 53 bits."""
-    return q & (q - 1) == 0 and abs(p) < 2 ** 53 and q <= 2 ** 1074
 
 
 def _sympy_function_call(name, arity) -> Call:
