@@ -15,6 +15,7 @@ import os
 
 import numpy as np
 
+from . import steps
 from .training import AutogradTraining, JaxTraining, TensorFlowTraining, TorchTraining
 
 
@@ -152,105 +153,42 @@ class TensorFlow(TensorFlowTraining, System):
 
     def _w1(self, case):
         tf = self.tf
-
-        def step(x):
-            with tf.GradientTape() as tape:
-                tape.watch(x)
-                y = x * x
-            return tape.gradient(y, x)
-        return step, (tf.constant(3.0),)
+        return steps.w1(tf), (tf.constant(3.0),)
 
     def _w2(self, case):
         tf, d = self.tf, case.data
         params = [tf.Variable(d[k]) for k in ("W1", "b1", "W2", "b2")]
-
-        def step(X, Y, W1, b1, W2, b2):
-            with tf.GradientTape() as tape:
-                h = tf.tanh(tf.matmul(X, W1) + b1)
-                logits = tf.matmul(h, W2) + b2
-                loss = tf.reduce_mean(
-                    tf.nn.softmax_cross_entropy_with_logits(labels=Y, logits=logits))
-            return tape.gradient(loss, [W1, b1, W2, b2])
+        step = steps.w2(tf)
         return step, (tf.constant(d["X"]), tf.constant(d["Y"]), *params)
 
     def _w3(self, case):
         tf = self.tf
-
-        def step(x):
-            with tf.GradientTape() as tape:
-                tape.watch(x)
-                y = tf.reduce_sum(tf.sin(x) * tf.exp(-x ** 2)
-                                  + tf.math.log1p(x ** 2) * tf.tanh(x) + tf.sqrt(1 + x ** 2))
-            return tape.gradient(y, x)
-        return step, (tf.constant(case.data["x"]),)
+        return steps.w3(tf), (tf.constant(case.data["x"]),)
 
     def _w4(self, case):
         tf = self.tf
-
-        def step(A, x):
-            with tf.GradientTape() as outer:
-                outer.watch(x)
-                with tf.GradientTape() as inner:
-                    inner.watch(x)
-                    f = tf.reduce_sum(x * tf.linalg.matvec(A, x))
-                g = inner.gradient(f, x)
-            return outer.jacobian(g, x)
-        return step, (tf.constant(case.data["A"]), tf.constant(case.data["x"]))
+        return steps.w4(tf), (tf.constant(case.data["A"]), tf.constant(case.data["x"]))
 
     def _w5(self, case):
         tf, d = self.tf, case.data
-
-        def step(X, y, w):
-            with tf.GradientTape() as outer:
-                outer.watch(w)
-                with tf.GradientTape() as inner:
-                    inner.watch(w)
-                    z = y * tf.linalg.matvec(X, w)
-                    loss = tf.reduce_mean(tf.math.log(1 + tf.exp(-z)))
-                g = inner.gradient(loss, w)
-            return outer.jacobian(g, w)
+        step = steps.w5(tf)
         return step, tuple(tf.constant(d[k]) for k in ("X", "y", "w"))
 
     def _w6(self, case):
         tf = self.tf
-
-        def step(W, x):
-            with tf.GradientTape() as tape:
-                tape.watch(x)
-                y = tf.tanh(tf.matmul(W, x))
-            return tape.jacobian(y, x)
-        return step, (tf.constant(case.data["W"]), tf.constant(case.data["x"]))
+        return steps.w6(tf), (tf.constant(case.data["W"]), tf.constant(case.data["x"]))
 
     def _w7a(self, case):
         tf = self.tf
-
-        def step(x):
-            with tf.GradientTape() as tape:
-                tape.watch(x)
-                y = x * x
-            return tape.batch_jacobian(y, x)
-        return step, (tf.constant(case.data["x"]),)
+        return steps.w7a(tf), (tf.constant(case.data["x"]),)
 
     def _w7b(self, case):
         tf = self.tf
-
-        def step(x, M):
-            with tf.GradientTape() as tape:
-                tape.watch(x)
-                y = tf.tanh(tf.matmul(x, M))
-            return tape.batch_jacobian(y, x)
-        return step, (tf.constant(case.data["x"]), tf.constant(case.data["M"]))
+        return steps.w7b(tf), (tf.constant(case.data["x"]), tf.constant(case.data["M"]))
 
     def _w8(self, case):
         tf, n = self.tf, case.params["N"]
-
-        def step(x):
-            with tf.GradientTape() as tape:
-                tape.watch(x)
-                y = x
-                for _ in range(n):
-                    y = tf.sin(y) * 0.5 + y * 0.3
-            return tape.gradient(y, x)
+        step = steps.w8(tf, n)
         return step, (tf.constant(case.data["x"], dtype=tf.float64),)
 
     _w11 = _w2      # W2's code at a small size, timed in a fresh process

@@ -16,6 +16,8 @@ import numpy as np
 
 import tapec as tf
 
+from . import steps
+
 from .case import Case
 from .case import rng as _rng
 from .case import size as _size
@@ -34,11 +36,7 @@ def w1(scale: float = 1.0) -> list[Case]:
     x = tf.constant(3.0)                 # float32, as TensorFlow
     xv = np.float32(3.0)
 
-    def tapec_step(x):
-        with tf.GradientTape() as tape:
-            tape.watch(x)
-            y = x * x
-        return tape.gradient(y, x)
+    tapec_step = steps.w1(tf)
 
     def numpy_step():
         y = xv * xv                      # noqa: F841  (the forward pass runs too)
@@ -73,13 +71,7 @@ def mlp_case(workload: str, sizes, seed: int) -> Case:
     params = [tf.Variable(W1, name="W1"), tf.Variable(b1, name="b1"),
               tf.Variable(W2, name="W2"), tf.Variable(b2, name="b2")]
 
-    def tapec_step(X, Y, W1, b1, W2, b2):
-        with tf.GradientTape() as tape:
-            h = tf.tanh(tf.matmul(X, W1) + b1)
-            logits = tf.matmul(h, W2) + b2
-            loss = tf.reduce_mean(
-                tf.nn.softmax_cross_entropy_with_logits(labels=Y, logits=logits))
-        return tape.gradient(loss, [W1, b1, W2, b2])
+    tapec_step = steps.w2(tf)
 
     def numpy_step():
         h = np.tanh(X @ W1 + b1)
@@ -109,12 +101,7 @@ def w3(scale: float = 1.0) -> list[Case]:
     xv = _rng(3).normal(size=n)
     x = tf.constant(xv)
 
-    def tapec_step(x):
-        with tf.GradientTape() as tape:
-            tape.watch(x)
-            y = tf.reduce_sum(tf.sin(x) * tf.exp(-x ** 2) + tf.math.log1p(x ** 2) * tf.tanh(x)
-                              + tf.sqrt(1 + x ** 2))
-        return tape.gradient(y, x)
+    tapec_step = steps.w3(tf)
 
     def numpy_step():
         x2 = xv * xv
@@ -140,14 +127,7 @@ def w4(scale: float = 1.0) -> list[Case]:
     A, xv = rng.normal(size=(n, n)), rng.normal(size=n)
     At, x = tf.constant(A), tf.constant(xv)
 
-    def tapec_step(A, x):
-        with tf.GradientTape() as outer:
-            outer.watch(x)
-            with tf.GradientTape() as inner:
-                inner.watch(x)
-                f = tf.reduce_sum(x * tf.linalg.matvec(A, x))
-            g = inner.gradient(f, x)
-        return outer.jacobian(g, x)
+    tapec_step = steps.w4(tf)
 
     def numpy_step():
         return A + A.T
@@ -167,15 +147,7 @@ def w5(scale: float = 1.0) -> list[Case]:
     wv = rng.normal(size=d) * 0.1
     Xt, yt, w = tf.constant(X), tf.constant(y), tf.constant(wv)
 
-    def tapec_step(X, y, w):
-        with tf.GradientTape() as outer:
-            outer.watch(w)
-            with tf.GradientTape() as inner:
-                inner.watch(w)
-                z = y * tf.linalg.matvec(X, w)
-                loss = tf.reduce_mean(tf.math.log(1 + tf.exp(-z)))
-            g = inner.gradient(loss, w)
-        return outer.jacobian(g, w)
+    tapec_step = steps.w5(tf)
 
     def numpy_step():
         # L = mean(log(1 + exp(-z))), z = y * (X w).  dL/dw = -X^T (y sigmoid(-z)) / n;
@@ -199,11 +171,7 @@ def w6(scale: float = 1.0) -> list[Case]:
     Wv, xv = rng.normal(size=(n, n)) / np.sqrt(n), rng.normal(size=(n, 1))
     W, x = tf.constant(Wv), tf.constant(xv)
 
-    def tapec_step(W, x):
-        with tf.GradientTape() as tape:
-            tape.watch(x)
-            y = tf.tanh(tf.matmul(W, x))
-        return tape.jacobian(y, x)
+    tapec_step = steps.w6(tf)
 
     def numpy_step():
         y = np.tanh(Wv @ xv)
@@ -222,11 +190,7 @@ def w7a(scale: float = 1.0) -> list[Case]:
     x = tf.constant(xv)
     eye = np.eye(d, dtype=np.float32)
 
-    def tapec_step(x):
-        with tf.GradientTape() as tape:
-            tape.watch(x)
-            y = x * x
-        return tape.batch_jacobian(y, x)
+    tapec_step = steps.w7a(tf)
 
     def numpy_step():
         y = xv * xv                       # noqa: F841
@@ -243,11 +207,7 @@ def w7b(scale: float = 1.0) -> list[Case]:
     Mv = (rng.normal(size=(d, d)) / np.sqrt(d)).astype(np.float32)
     x, M = tf.constant(xv), tf.constant(Mv)
 
-    def tapec_step(x, M):
-        with tf.GradientTape() as tape:
-            tape.watch(x)
-            y = tf.tanh(tf.matmul(x, M))
-        return tape.batch_jacobian(y, x)
+    tapec_step = steps.w7b(tf)
 
     def numpy_step():
         # y[i, j] = tanh(sum_k x[i, k] M[k, j]), so dy[i, j]/dx[i, k] = (1 - y[i, j]^2) M[k, j]:
@@ -268,13 +228,7 @@ def w8(scale: float = 1.0) -> list[Case]:
         x0 = 0.7
         x = tf.constant(x0, dtype=tf.float64)
 
-        def tapec_step(x, n=n):
-            with tf.GradientTape() as tape:
-                tape.watch(x)
-                y = x
-                for _ in range(n):
-                    y = tf.sin(y) * 0.5 + y * 0.3
-            return tape.gradient(y, x)
+        tapec_step = steps.w8(tf, n)
 
         def numpy_step(n=n, x0=x0):
             ys = [0.0] * n
