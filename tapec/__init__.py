@@ -41,6 +41,7 @@ from .tape import GradientTape, UnconnectedGradients  # noqa: E402
 from .tracing.tensor_spec import TensorSpec  # noqa: E402
 from .export.module import export  # noqa: E402
 from .export import saved_model  # noqa: E402  (tf.saved_model: save, load)
+from . import keras  # noqa: E402  (tf.keras)
 from .tensor import (Tensor, TensorShape, Variable, constant, convert_to_tensor,  # noqa: E402
                      is_tensor)
 
@@ -86,7 +87,7 @@ __all__ = [
     "set_simplify", "simplify_mode", "num_threads", "set_num_threads", "native_enabled",
     "set_native",
     "cache_info", "clear_cache", "set_cache_size", "generated_source",
-    "linalg", "math", "nn", "random", "nest", "errors", "debugging", "config", "data",
+    "linalg", "math", "nn", "random", "nest", "errors", "debugging", "config", "data", "keras",
     "Module", "name_scope", "device",
     *ops.elementwise.__all__, *ops.elementwise_math.__all__, *ops.linalg.__all__,
     *ops.nn.__all__, *ops.reduce.__all__,

@@ -85,7 +85,7 @@ tf.grad(lambda v: np.sum(np.exp(v)))(tf.constant([1.0]))
 
 
 @pytest.mark.parametrize("where, name, hint", [
-    ("", "keras", "no Keras yet"),
+    ("", "summary", "TensorBoard"),
     ("", "SparseTensor", "out of scope"),
     ("", "ragged", "out of scope"),
     ("", "strings", "out of scope"),

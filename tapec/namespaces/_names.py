@@ -46,8 +46,6 @@ _DISTRIBUTE = "distribution strategies are " + _OUT_OF_SCOPE + "; tapec runs in 
 # Namespace ("" for the top level) -> {TensorFlow name: what tapec offers instead}.
 MISSING: dict[str, dict[str, str]] = {
     "": {
-        "keras": "tapec has no Keras yet; write models with tapec.Module, tapec.Variable "
-                 "and tapec.GradientTape",
         "sparse": _SPARSE, "SparseTensor": _SPARSE, "SparseTensorSpec": _SPARSE,
         "IndexedSlices": _SPARSE + " (tapec's gather gradients are dense)",
         "ragged": _RAGGED, "RaggedTensor": _RAGGED, "RaggedTensorSpec": _RAGGED,

@@ -1,0 +1,3 @@
+"""Keras callbacks (`tf.keras.callbacks`): History, EarlyStopping, LambdaCallback and the progress bar."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""The Keras `Layer` base class."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""Normalization layers: BatchNormalization (moving statistics) and LayerNormalization."""
+
+__all__: list[str] = []

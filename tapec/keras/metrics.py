@@ -1,0 +1,3 @@
+"""Keras metrics (`tf.keras.metrics`): stateful `update_state` / `result` / `reset_state`."""
+
+__all__: list[str] = []

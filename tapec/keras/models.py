@@ -1,0 +1,3 @@
+"""Keras models: `Sequential`, the functional `Model(inputs, outputs)` with `keras.Input`, and subclassed models."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""Learning-rate schedules (`tf.keras.optimizers.schedules`)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""Saving and loading Keras model weights."""
+
+__all__: list[str] = []
