@@ -64,22 +64,47 @@ def gradient(tape, request: Request) -> list:
         return _gradient_by_structure(tape, request)
     # The hot path: the recording's rows are its structure, kept as it was recorded.
     recorded = tape.recorded
+    key = _recording_key(recorded.graph, recorded.live, request)
+    return _by_plan(tape, recorded, key, lambda: request, request.seeds,
+                    request.source_dtypes)
+
+
+def gradient_of_one(tape, target: Tensor, source) -> list | None:
+    """`gradient` of one target with respect to one watched floating source (a Tensor or
+    a Variable), seeded with ones: the common eager step, keyed without a Request (one
+    is made only on a miss). None when another tape records (use `gradient`)."""
+    if _another_tape_records(tape):
+        return None
+    recorded = tape.recorded
     g = recorded.graph
-    key = _recording_key(g, recorded.live, request)
+    position = g.position
+    source_id = source._id if type(source) is Tensor else source._handle_id
+    # The key `_recording_key` makes for the same request (one target, one source, seed
+    # None), so both paths share the plan.
+    key = ("recording", CODEGEN_VERSION, "gradient", config.simplify_setting(),
+           g.rows_key(), position.get(target._id, -1), None, position.get(source_id, -1),
+           None, None)
+    dtypes = (source._dtype,)
+    return _by_plan(tape, recorded, key, lambda: Request(
+        [target], [source_id], list(dtypes), [tuple(source._shape)], [None]), (None,), dtypes)
+
+
+def _by_plan(tape, recorded, key, request, seeds, source_dtypes) -> list:
+    """Run the plan stored under alias `key`, planned from `request()` on a miss."""
     plan = CACHE.find_alias(key)
     if plan is None or (plan.countdown is not None and plan.entry.due()):
-        plan = _plan(tape, request, final=plan is not None)
+        plan = _plan(tape, request(), final=plan is not None)
         CACHE.put_alias(key, plan)
     entry = plan.entry
     if entry is None:
-        return [None] * len(request.source_ids)
-    ids, tensors, seeds = g.ids, recorded.tensors, request.seeds
+        return [None] * len(source_dtypes)
+    ids, tensors = recorded.graph.ids, recorded.tensors
     values = [tensors[ids[k]]._value if from_tape else seeds[k]._value
               for from_tape, k in plan.arg_refs]
     if plan.custom is None:
-        return _results(entry, entry.fn(*values), request.source_dtypes)
+        return _results(entry, entry.fn(*values), source_dtypes)
     leaves = plan.custom.begin(tape)
-    results = _results(entry, entry.fn(*values), request.source_dtypes)
+    results = _results(entry, entry.fn(*values), source_dtypes)
     return plan.custom.drop_dead(leaves, results)
 
 

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from . import context, engine, nest
+from .autodiff.output_gradients import ONES, seed_entries
 from .ir import graph
 from .ir.recorded import Recorded
 from .ir.graph import Record, new_record
@@ -62,6 +63,8 @@ def _unconnected(value) -> UnconnectedGradients:
                          "'none' or 'zero' (tapec.UnconnectedGradients.NONE / ZERO)") from None
 
 
+_ONE_SOURCE = (Tensor, Variable)
+_RELEASED = graph.Recording()        # the recording of every released tape: kept empty
 _NO_ATTRS = MappingProxyType({})     # one read-only empty mapping for attribute-free ops
 _tensor_id = attrgetter("_id")
 
@@ -189,9 +192,11 @@ class GradientTape:
         """Ensure `tensor` (a Tensor, Variable, or nested list of them) is traced. As
         TensorFlow, it has no effect while the tape is not recording (inside
         `stop_recording()`, after the with block); a tape not yet entered still watches."""
-        flat = nest.flatten(tensor)
+        flat = (tensor,) if type(tensor) is Tensor else nest.flatten(tensor)
         ignored = self._entered and not self._recording
         g = self._graph
+        if g is _RELEASED and not ignored:
+            g = self._graph = graph.Recording()
         for t in flat:
             if isinstance(t, Tensor):
                 if t._value is None:
@@ -339,7 +344,15 @@ class GradientTape:
         if not self._persistent:
             self._released_variables = self.watched_variables()
             self._used = True
-            self._clear()
+            self._release()
+
+    def _release(self):
+        """Drop what a used non-persistent tape holds. Its recording becomes the shared
+        empty one, which nothing writes to: entering the tape again starts a new
+        recording (`_clear`), and so does `watch` on a tape that is not entered."""
+        self._graph = _RELEASED
+        self._tensors, self._live, self._variables = {}, set(), {}
+        self._ignored, self._gaps, self._gap, self._conversions = set(), [], None, []
 
     def gradient(self, target: Any, sources: Any, output_gradients: Any = None,
             unconnected_gradients: UnconnectedGradients | str = UnconnectedGradients.NONE) -> Any:
@@ -355,6 +368,19 @@ class GradientTape:
         `unconnected_gradients='zero'`; a target that is itself a source contributes its
         seed, watched or not.
         """
+        if output_gradients is None and unconnected_gradients is UnconnectedGradients.NONE \
+                and type(target) is Tensor and type(sources) in _ONE_SOURCE and \
+                (sources._id if type(sources) is Tensor else sources._handle_id) in self._live \
+                and sources._dtype.kind in "fc" and not self._used:
+            # The eager step's common call, without the nested-structure handling below.
+            self._begin_use("gradient()")
+            try:
+                results = engine.gradient_of_one(self, target, sources)
+                if results is None:
+                    results = self._run([target], [sources], [None], "gradient")
+            finally:
+                self._end_use()
+            return results[0]
         mode = _unconnected(unconnected_gradients)
         if target is None:
             raise TypeError("gradient: target must be a Tensor, a Variable or a nested list "
@@ -365,7 +391,7 @@ class GradientTape:
         flat_sources = nest.flatten(sources)
         described = _describe_sources(flat_sources)
         if output_gradients is not None:
-            output_gradients = _seed_entries(target, flat_targets, output_gradients)
+            output_gradients = seed_entries(target, flat_targets, output_gradients)
             self._seeds(flat_targets, output_gradients, check_only=True)
         _warn_integer_sources(flat_sources, described[1])
         self._begin_use("gradient()")
@@ -424,14 +450,14 @@ class GradientTape:
             self._pop()
 
     def _seeds(self, targets, output_gradients, check_only=False):
-        """One seed (or None: ones) per target from the entries `_seed_entries` made;
+        """One seed (or None: ones) per target from the entries `seed_entries` made;
         `check_only`: validate without reading any Variable (so nothing is recorded),
         before the tape is used."""
         if output_gradients is None:
             return [None] * len(targets)
         seeds = []
         for target, seed in zip(targets, output_gradients):
-            if seed is _ONES:
+            if seed is ONES:
                 seeds.append(None)
                 continue
             if isinstance(seed, Variable):
@@ -558,65 +584,6 @@ class GradientTape:
         stacked = np.stack(rows, axis=1) if rows else \
             np.zeros((batch, 0) + tuple(source.shape)[1:], dtype=source._dtype)
         return Tensor._eager(_frozen(stacked.reshape(target._shape + tuple(source.shape)[1:])))
-
-
-_ONES = object()     # an output_gradients entry TensorFlow fills in: ones
-
-
-def _seed_entries(target, flat_targets, output_gradients) -> list:
-    """One output_gradients entry per flat target, as TensorFlow pairs them: the leaves
-    of `output_gradients` in order; missing trailing entries are ones (`_ONES`).
-
-    TensorFlow flattens a Python list given as one target's seed into scalars (a
-    silently wrong seed); here, when the leaf count differs from the target count and
-    `output_gradients` has the targets' structure, each target takes its part whole."""
-    n = len(flat_targets)
-    flat = nest.flatten(output_gradients)
-    if len(flat) != n:
-        whole = _split_like(target, output_gradients)
-        if not nest.is_nested(target) and isinstance(output_gradients, (list, tuple)):
-            if len(output_gradients) == 1:
-                whole = [output_gradients[0]]       # [dy] for a single target
-            elif not _broadcasts(output_gradients, flat_targets[0]._shape):
-                whole = None                        # several seeds, not one list value
-        if whole is not None:
-            flat = whole
-        elif len(flat) < n:
-            flat = flat + [_ONES] * (n - len(flat))
-        else:
-            raise ValueError(f"gradient: got {len(flat)} output_gradients for {n} "
-                             "target(s); pass at most one per target")
-    for i, entry in enumerate(flat):
-        if entry is None:
-            raise ValueError(f"gradient: output_gradients entry {i} is None; pass a tensor "
-                             "for every target (tf.ones_like(target) for the default), or "
-                             "leave trailing entries out")
-    return flat
-
-
-def _broadcasts(value, shape) -> bool:
-    """Whether Python data `value` (nested lists of numbers) broadcasts to `shape`."""
-    try:
-        return np.broadcast_shapes(np.shape(value), tuple(shape)) == tuple(shape)
-    except (ValueError, TypeError):
-        return False
-
-
-def _split_like(structure, value):
-    """`value` cut along `structure`'s nesting (one part per leaf), or None."""
-    if not nest.is_nested(structure):
-        return [value]
-    if isinstance(structure, dict):
-        if not isinstance(value, dict) or set(value) != set(structure):
-            return None
-        parts = [_split_like(structure[k], value[k]) for k in sorted(structure)]
-    elif isinstance(value, (list, tuple)) and len(value) == len(structure):
-        parts = [_split_like(s, v) for s, v in zip(structure, value)]
-    else:
-        return None
-    if any(p is None for p in parts):
-        return None
-    return [leaf for part in parts for leaf in part]
 
 
 def _check_targets(target, what):

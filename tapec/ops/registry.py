@@ -201,7 +201,11 @@ _INFERRED_SIZE = 4096
 def _infer(op: Op, tensors: list, attrs: dict):
     if attrs:
         return op.infer(*tensors, **attrs)
-    key = (op, *[(t._shape, t._dtype) for t in tensors])
+    if len(tensors) == 2:                # binary ops: most of an eager loop's calls
+        a, b = tensors
+        key = (op, a._shape, a._dtype, b._shape, b._dtype)
+    else:
+        key = (op, *[(t._shape, t._dtype) for t in tensors])
     found = _INFERRED.get(key)
     if found is None:
         found = op.infer(*tensors)           # raises on bad input: nothing is cached
