@@ -154,6 +154,38 @@ def test_long_loop_gradient_is_bit_identical_in_c(native_on, fresh_cache):
 
 @needs_compiler
 @pytest.mark.skipif(not LIBM_OK, reason="this NumPy's sin/cos are not the C library's")
+def test_a_long_program_keeps_its_values_off_the_c_stack(native_on, fresh_cache):
+    # Over OPTIMIZE_UP_TO statements the C code writes its values to a scratch buffer of
+    # the caller's thread: it runs in a thread whose stack holds far fewer doubles than
+    # the program has values, and threads calling at once do not share a buffer.
+    f = tf.function(tf.grad(lambda x: loop(x, n=1500)))
+    x = tf.constant(0.3, tf.float64)
+    tiered = _tiered_of(f, x)
+    scratch = int(re.search(r"tapec_scratch = (\d+);", tiered.c_source).group(1))
+    assert scratch * 8 > 3 * 32768            # three times the smallest thread stack
+    assert "double v" not in tiered.c_source.split("tapec_program")[1]   # no locals
+    rng = np.random.default_rng(5)
+    values = [tf.constant(v, tf.float64) for v in rng.uniform(-4, 4, 8)]
+    python = [bits(f(v)) for v in values]
+    assert tiered.build(wait=True)
+    results = {}
+
+    def run(k):
+        results[k] = [bits(f(v)) for v in values[k::2]]
+    previous = threading.stack_size(32768)
+    try:
+        threads = [threading.Thread(target=run, args=(k,)) for k in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        threading.stack_size(previous)
+    assert results[0] == python[0::2] and results[1] == python[1::2]
+
+
+@needs_compiler
+@pytest.mark.skipif(not LIBM_OK, reason="this NumPy's sin/cos are not the C library's")
 def test_ieee_exceptions_fall_back_to_numpy(native_on, fresh_cache):
     def program(x):
         return tf.sin(x) / x + tf.sqrt(x)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 # 4: long programs in the compact form (values read once written where they are read,
 #    the Python-float arguments converted by the dispatcher)
 # 5: 0-d float64 programs carry their C version (`gradient_native`, codegen/native.py)
-CODEGEN_VERSION = 5
+CODEGEN_VERSION = 6
 
 
 # A program compiled before SymPy was imported is not fused (a first gradient must not

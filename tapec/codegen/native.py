@@ -55,8 +55,9 @@ COMPILE_AFTER_SECONDS = 0.05
 MIN_CALL_SECONDS = 5e-6
 #: Above this many statements the C code is compiled at -O0 (compile time, not speed).
 OPTIMIZE_UP_TO = 2000
-#: Programs longer than this stay in Python: their C compile would take minutes.
-MAX_STATEMENTS = 60000
+#: Programs longer than this stay in Python: gcc -O0 takes about 4 s per 100,000
+#: statements, in the background.
+MAX_STATEMENTS = 200_000
 #: Seconds the C compiler may take before the program stays in Python.
 COMPILER_TIMEOUT = 300
 
@@ -67,21 +68,42 @@ _FLAGS = "FE_INVALID | FE_DIVBYZERO"
 
 
 def c_program(order, parameter: dict, outputs) -> str | None:
-    """C source of `int tapec_program(const double *in, double *out)`, or None.
+    """C source of `int tapec_program(const double *in, double *out, double *v)`, or None.
 
     `order` is the Python-float body's topological order, `parameter` maps each fed node
     to its parameter's index (in[k] is the k-th parameter) and `outputs` is what the
     body returns (out[i] is the i-th output that is not None). The C function returns 1
     when an IEEE flag in _FLAGS was raised (the caller then runs the Python tiers), else
     0. None when a node has no C form, a parameter is not float64 or the program is
-    longer than MAX_STATEMENTS."""
+    longer than MAX_STATEMENTS.
+
+    A program compiled at -O0 (over OPTIMIZE_UP_TO statements) keeps its values in the
+    caller's scratch buffer `v`, of `tapec_scratch` doubles (a global of the library),
+    not on the C stack: a thread's stack may be smaller than 100,000 doubles. Shorter
+    ones use locals (registers, at -O1) and get no buffer."""
     if len(order) > MAX_STATEMENTS or any(n.dtype != _FLOAT64 for n in parameter):
         return None
+    spill = len(order) > OPTIMIZE_UP_TO
     names = {}
     lines = []
+    values = 0
+
+    def define(node, expression):
+        nonlocal values
+        if spill:
+            names[node] = f"v[{values}]"
+            lines.append(f"v[{values}] = {expression};")
+        else:
+            names[node] = f"v{values}"
+            kind = "double" if node.dtype == _FLOAT64 else "int"
+            lines.append(f"const {kind} v{values} = {expression};")
+        values += 1
+
     for node, k in parameter.items():
-        names[node] = f"v{len(names)}"
-        lines.append(f"const double {names[node]} = in[{k}];")
+        if spill:
+            names[node] = f"in[{k}]"
+        else:
+            define(node, f"in[{k}]")
     for node in order:
         if node in names:
             continue
@@ -91,14 +113,13 @@ def c_program(order, parameter: dict, outputs) -> str | None:
             return None
         if not node.inputs:             # a literal: inlined where it is used
             names[node] = expression
-            continue
-        name = names[node] = f"v{len(names)}"
-        kind = "double" if node.dtype == _FLOAT64 else "int"
-        lines.append(f"const {kind} {name} = {expression};")
+        else:
+            define(node, expression)
     results = [o for o in outputs if o is not None]
     lines += [f"out[{i}] = {names[o]};" for i, o in enumerate(results)]
     return "\n".join(["#include <math.h>", "#include <fenv.h>", "",
-                      "int tapec_program(const double *in, double *out)", "{",
+                      f"const int tapec_scratch = {values if spill else 0};", "",
+                      "int tapec_program(const double *in, double *out, double *v)", "{",
                       "    feclearexcept(FE_ALL_EXCEPT);",
                       *("    " + line for line in lines),
                       f"    return fetestexcept({_FLAGS}) != 0;", "}", ""])
@@ -113,8 +134,9 @@ def compiler() -> list | None:
 
 
 def build(c_source: str):
-    """Compile `c_source` into a shared library and load it: its `tapec_program`, or
-    None (with the reason logged) when there is no compiler or it fails."""
+    """Compile `c_source` into a shared library and load it: its `tapec_program` and
+    `tapec_scratch` (the doubles of scratch a call needs), or None (with the reason
+    logged) when there is no compiler or it fails."""
     command = compiler()
     if command is None:
         return None
@@ -137,25 +159,35 @@ def build(c_source: str):
             return None
         try:
             # Loaded before the folder goes: the mapping outlives the file.
-            program = ctypes.CDLL(library).tapec_program
-        except (OSError, AttributeError) as e:
+            loaded = ctypes.CDLL(library)
+            program = loaded.tapec_program
+            scratch = ctypes.c_int.in_dll(loaded, "tapec_scratch").value
+        except (OSError, AttributeError, ValueError) as e:
             _log.info("native tier: the compiled library did not load: %s", e)
             return None
-    program.argtypes = [ctypes.POINTER(ctypes.c_double)] * 2
+    program.argtypes = [ctypes.POINTER(ctypes.c_double)] * 3
     program.restype = ctypes.c_int
-    return program
+    return program, scratch
 
 
-def _caller(program, n_in: int, slots: tuple):
+def _caller(program, scratch: int, n_in: int, slots: tuple):
     """A call of `program` on the Python tiers' arguments: the Python tiers' result
     tuple (floats; None where `slots` has None), or None when the C code flagged an
-    IEEE exception."""
+    IEEE exception. Each thread gets its own `scratch` buffer (the program writes its
+    values there), made on its first call."""
     inputs_type = ctypes.c_double * n_in
     outputs_type = ctypes.c_double * sum(s is not None for s in slots)
+    scratch_type = ctypes.c_double * scratch
+    buffers = threading.local()
 
     def call(args):
         out = outputs_type()
-        if program(inputs_type(*map(float, args)), out):
+        buffer = None
+        if scratch:
+            buffer = getattr(buffers, "v", None)
+            if buffer is None:
+                buffer = buffers.v = scratch_type()
+        if program(inputs_type(*map(float, args)), out, buffer):
             return None
         values = out[:]
         # The sign of a NaN depends on operand order, which the C compiler may commute
@@ -220,11 +252,11 @@ class Tiered:
 
     def _build(self):
         try:
-            program = build(self.c_source)
-            if program is None:
+            built = build(self.c_source)
+            if built is None:
                 self.state = "failed"
                 return
-            self.native = _caller(program, self.n_in, self.slots)
+            self.native = _caller(*built, self.n_in, self.slots)
             self.state = "native"
         finally:
             with _builds_lock:
