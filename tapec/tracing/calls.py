@@ -26,7 +26,10 @@ def signature(args, arrays_only=False) -> tuple:
     None are Python values too, unless `arrays_only` (an export's arguments)."""
     parts = []
     for a in args:
-        if isinstance(a, Variable):
+        if type(a) is Tensor:           # the common leaf, without the shape property
+            shape = a._shape if a._static_shape is None else a._static_shape
+            parts.append(("tensor", tuple(shape), _dtype_str(a._dtype)))
+        elif isinstance(a, Variable):
             # The Variable itself is traced (read at every call), so it is the signature.
             parts.append(("variable", id(a), tuple(a.shape), np.dtype(a._dtype).str))
         elif isinstance(a, Tensor):
@@ -42,6 +45,16 @@ def signature(args, arrays_only=False) -> tuple:
                             "expected tensors, Variables, NumPy arrays, Python numbers or "
                             "strings, or lists, tuples and dicts of them")
     return tuple(parts)
+
+
+_DTYPE_STR = {}      # dtype -> dtype.str (a property that builds a new string per call)
+
+
+def _dtype_str(dtype) -> str:
+    text = _DTYPE_STR.get(dtype)
+    if text is None:
+        text = _DTYPE_STR[dtype] = np.dtype(dtype).str
+    return text
 
 
 def value_of(a):
@@ -103,7 +116,12 @@ class Call:
     def __init__(self, args, kwargs, parameter_names):
         self.structure = (args, kwargs)
         # The common call, flat positional tensors, needs no flattening.
-        self._flat = not kwargs and not any(isinstance(a, (list, tuple, dict)) for a in args)
+        flat = not kwargs
+        for a in args:           # a loop: a generator costs more than one argument's check
+            if isinstance(a, (list, tuple, dict)):
+                flat = False
+                break
+        self._flat = flat
         self.leaves = list(args) if self._flat else nest.flatten(self.structure)
         self.n_positional = len(args)
         self._parameter_names = parameter_names

@@ -42,6 +42,7 @@ class Trace:
         self.structure = structure
         self.dtypes = dtypes
         self.written = written           # Variables whose new values end the outputs
+        self.single = len(dtypes) == 1 and not nest.is_nested(structure)   # one output
 
     @property
     def source(self) -> str:
@@ -51,7 +52,9 @@ class Trace:
         values = []
         for kind, k in self.feeds:
             if kind == "arg":
-                values.append(value_of(leaves[k]))
+                a = leaves[k]
+                values.append(a._value if type(a) is Tensor and a._value is not None
+                              else value_of(a))
             elif kind == "variable":
                 values.append(self.variables[k]._value)
             else:
@@ -64,6 +67,8 @@ class Trace:
                    zip(result[self.n_guards:self.n_guards + n_out], self.dtypes)]
         for variable, value in zip(self.written, result[self.n_guards + n_out:]):
             variable._value = _frozen(value, variable._value.dtype)
+        if self.single:
+            return outputs[0]
         return nest.pack_sequence_as(self.structure, outputs)
 
 
@@ -74,10 +79,11 @@ def _frozen(value, dtype):
 
 
 def _tensor(value, dtype):
-    array = np.asarray(value, dtype=dtype)
+    array = value if type(value) is np.ndarray and value.dtype == dtype else \
+        np.asarray(value, dtype=dtype)
     if array.flags.writeable:
         array.flags.writeable = False
-    return Tensor._eager(array)
+    return Tensor._new(array, array.shape, array.dtype, None)
 
 
 GUARD_DIFFERS = object()
