@@ -168,14 +168,17 @@ def _parameter_source(value) -> str:
 def _random_numpy(args, node):
     a = node.attrs
     params = "".join(", " + _parameter_source(p) for p in a["params"])
-    return (f"{args[0]}.draw({a['stream']}, {a['kind']!r}, {a['seed']!r}, "
-            f"{a['shape']!r}, {a['dtype']!r}{params})")
+    # a shape computed by the program (tf.shape(x)) is read when it runs
+    shape = f"tuple({args[1]}.tolist())" if len(args) > 1 else repr(a["shape"])
+    return (f"{args[0]}.draw({a['stream']}, {a['kind']!r}, {a['seed']!r}, {shape}, "
+            f"{a['dtype']!r}{params})")
 
 
-# A random input of a traced program: its one input is the function's Streams (a fed
-# argument), its attributes say what to draw. Stateful: two draws never merge.
-RANDOM = Op(name="random", impl=None, infer=lambda streams, **attrs: (attrs["shape"],
-                                                                       np.dtype(attrs["dtype"])),
+# A random input of a traced program: its first input is the function's Streams (a fed
+# argument), its second, if any, the shape computed by the program; its attributes say
+# what to draw. Stateful: two draws never merge.
+RANDOM = Op(name="random", impl=None,
+            infer=lambda *inputs, **attrs: (attrs["shape"], np.dtype(attrs["dtype"])),
             numpy=_random_numpy, differentiable=False, stateful=True,
             latex=r"\operatorname{{random}}")
 
@@ -192,17 +195,20 @@ def _tracing_tape():
 _SCRATCH = np.random.default_rng(0x7a9ec)    # values that stand in for draws while tracing
 
 
-def _draw(kind, shape, dtype, seed, params, what, streams=None, stream=None) -> Tensor:
+def _draw(kind, shape, dtype, seed, params, what, streams=None, stream=None,
+          shape_tensor=None) -> Tensor:
     """A sample of `kind` as a tensor: eagerly from the op seed's sequence (or, replaying
     random input `stream` of a program through the ops, from its `streams`); while a
-    function is traced, a random input of its program."""
+    function is traced, a random input of its program (of the shape `shape_tensor`
+    holds when the program runs, when the shape was a traced tensor)."""
     tracer = _tracing_tape()
     if tracer is None:
         gen = _generator(seed) if streams is None else streams.generator(stream, seed)
         return Tensor._eager(_SAMPLERS[kind](gen, shape, dtype, *params))
     t = Tensor._eager(_SAMPLERS[kind](_SCRATCH, shape, dtype, *params))
     tracer.record_random(t, {"kind": kind, "seed": seed, "shape": tuple(shape),
-                             "dtype": dtype.str, "params": tuple(params), "what": what})
+                             "dtype": dtype.str, "params": tuple(params), "what": what},
+                         shape_tensor)
     return t
 
 
@@ -215,8 +221,37 @@ def replay(node, streams) -> Tensor:
 
 
 def _shape(shape, what):
-    """A shape argument as a tuple of non-negative ints (None: a scalar)."""
-    return () if shape is None else shape_arg(what, shape)
+    """A shape argument as (a tuple of non-negative ints, None: a scalar), and, while a
+    function is traced, the tensor that computes it when it is one of the trace's
+    (`tf.shape(x)`, or a list holding such sizes): the program reads the sizes when it
+    runs, so a None dimension of an input_signature needs no retrace."""
+    if shape is None:
+        return (), None
+    tensor = _traced_shape(shape)
+    if tensor is None:
+        return shape_arg(what, shape), None
+    if tensor._dtype.kind not in "iu" or len(tensor._shape) != 1:
+        raise TypeError(f"{what}: shape must be an int or a 1-d sequence of ints, got a "
+                        f"tensor of shape {tensor._shape} and dtype {tensor._dtype.name}")
+    return shape_arg(what, tensor._value), tensor      # read without a guard
+
+
+def _traced_shape(shape):
+    """`shape` as a tensor of the trace in progress, or None (eager, or not traced)."""
+    from .ops.shape import cast, stack
+    tracer = _tracing_tape()
+    if tracer is None:
+        return None
+
+    def traced(t):
+        return isinstance(t, Tensor) and t._id in tracer._live
+    if traced(shape):
+        return shape
+    if isinstance(shape, (list, tuple)) and any(traced(d) for d in shape) and all(
+            isinstance(d, (int, np.integer, Tensor)) for d in shape):
+        return stack([cast(d, np.int64) if isinstance(d, Tensor) else int(d)
+                      for d in shape])
+    return None
 
 
 def _number(value, what, name) -> float:
@@ -243,11 +278,12 @@ def normal(shape: int | Sequence[int], mean: float = 0.0, stddev: float = 1.0,
     infinite samples, as NumPy; a negative stddev raises ValueError."""
     what = "random.normal"
     dtype = _floating(dtype, what)
-    shape = _shape(shape, what)
+    shape, shape_tensor = _shape(shape, what)
     mean, stddev = _number(mean, what, "mean"), _number(stddev, what, "stddev")
     if stddev < 0:
         raise ValueError(f"{what}: stddev must be >= 0, got {stddev!r}")
-    return _draw("normal", shape, dtype, _seed(seed, what), (mean, stddev), what)
+    return _draw("normal", shape, dtype, _seed(seed, what), (mean, stddev), what,
+                 shape_tensor=shape_tensor)
 
 
 def uniform(shape: int | Sequence[int], minval: float = 0, maxval: float | None = None,
@@ -256,7 +292,7 @@ def uniform(shape: int | Sequence[int], minval: float = 0, maxval: float | None 
     The bounds must be finite with minval <= maxval (minval < maxval for integers)."""
     what = "random.uniform"
     dtype = _dtype_arg(what, dtype)
-    shape = _shape(shape, what)
+    shape, shape_tensor = _shape(shape, what)
     seed = _seed(seed, what)
     if dtype.kind in "iu":
         if maxval is None:
@@ -266,14 +302,16 @@ def uniform(shape: int | Sequence[int], minval: float = 0, maxval: float | None 
         if low >= high:
             raise ValueError(f"{what}: minval must be less than maxval for integer dtypes, "
                              f"got minval={low}, maxval={high}")
-        return _draw("integers", shape, dtype, seed, (low, high), what)
+        return _draw("integers", shape, dtype, seed, (low, high), what,
+                     shape_tensor=shape_tensor)
     dtype = _floating(dtype, what)
     low = _number(minval, what, "minval")
     high = 1.0 if maxval is None else _number(maxval, what, "maxval")
     if not (math.isfinite(low) and math.isfinite(high)) or low > high:
         raise ValueError(f"{what}: minval and maxval must be finite with minval <= maxval, "
                          f"got minval={low!r}, maxval={high!r}")
-    return _draw("uniform", shape, dtype, seed, (low, high), what)
+    return _draw("uniform", shape, dtype, seed, (low, high), what,
+                 shape_tensor=shape_tensor)
 
 
 def _integer_bound(value, name) -> int:
@@ -291,12 +329,13 @@ def truncated_normal(shape: int | Sequence[int], mean: float = 0.0, stddev: floa
     standard deviations from the mean (so all lie in [mean - 2 stddev, mean + 2 stddev])."""
     what = "random.truncated_normal"
     dtype = _floating(dtype, what)
-    shape = _shape(shape, what)
+    shape, shape_tensor = _shape(shape, what)
     mean, stddev = _number(mean, what, "mean"), _number(stddev, what, "stddev")
     if stddev < 0 or not (math.isfinite(mean) and math.isfinite(stddev)):
         raise ValueError(f"{what}: mean and stddev must be finite with stddev >= 0, got "
                          f"mean={mean!r}, stddev={stddev!r}")
-    return _draw("truncated_normal", shape, dtype, _seed(seed, what), (mean, stddev), what)
+    return _draw("truncated_normal", shape, dtype, _seed(seed, what), (mean, stddev), what,
+                 shape_tensor=shape_tensor)
 
 
 def shuffle(value: Any, seed: int | None = None, name: str | None = None) -> Tensor:

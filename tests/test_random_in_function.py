@@ -175,6 +175,22 @@ def test_dropout_noise_shape_and_none_dimensions_serve_every_size_from_one_trace
     assert (out == out[:, :1]).all()
 
 
+def test_shapes_computed_by_the_program_are_read_at_every_call():
+    # tf.shape(x) of a None dimension: the draw takes each call's size, with no retrace
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+    def f(x):
+        noise = tf.random.normal(tf.shape(x)) + tf.random.uniform([tf.shape(x)[0], 1])
+        return noise, tf.nn.dropout(x, 0.5, noise_shape=[tf.shape(x)[0], 1])
+    previous = None
+    for n in (4, 7, 10, 3, 7):
+        noise, rows = map(value, f(tf.ones([n, 3])))
+        assert noise.shape == rows.shape == (n, 3)
+        assert (rows == rows[:, :1]).all() and set(np.unique(rows)) <= {0.0, 2.0}
+        assert previous is None or not np.array_equal(noise[:3], previous[:3])
+        previous = noise
+    assert f.experimental_get_tracing_count() == 1
+
+
 def test_random_ops_of_a_nested_function_draw_at_every_inner_call():
     inner = tf.function(lambda x: x + tf.random.uniform([8]))
 

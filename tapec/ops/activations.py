@@ -168,9 +168,14 @@ def dropout(x, rate, noise_shape=None, seed=None, name=None):
                          f"[0, 1), got {rate!r:.60}")
     if rate == 0:
         return x
-    shape = _noise_shape(noise_shape, x._shape)
+    # a noise shape computed in a trace (tf.shape(x)) is read when the program runs
+    traced = None if noise_shape is None else random._traced_shape(noise_shape)
+    if traced is not None and (traced._dtype.kind not in "iu" or len(traced._shape) != 1):
+        traced = None
+    shape = _noise_shape(noise_shape if traced is None else traced._value.tolist(),
+                         x._shape)
     uniform = random._draw("uniform", shape, x._dtype, random._seed(seed, "nn.dropout"),
-                           (0.0, 1.0), "nn.dropout")
+                           (0.0, 1.0), "nn.dropout", shape_tensor=traced)
     keep = cast(greater_equal(uniform, float(rate)), x._dtype)
     return multiply(multiply(x, 1 / (1 - float(rate))), keep)
 

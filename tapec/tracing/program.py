@@ -247,7 +247,9 @@ def lower_trace(function, tape, call, traced, result, feed_literals=False) -> Lo
 
     def leaf(node_id, r):
         if r.op is RANDOM:         # drawn at every call, from the generators fed
-            return lowering.node(RANDOM, (lowering.streams(),), r.attrs, r.shape, r.dtype)
+            shape = tuple([lowering.nodes[i] for i in r.inputs])    # a computed shape
+            return lowering.node(RANDOM, (lowering.streams(),) + shape, r.attrs, r.shape,
+                                 r.dtype)
         if r.op is SPLICED:        # a graph computed inside the trace: built by its splice
             splice, node = spliced[node_id]
             return splice.lower(lowering)[node]

@@ -156,11 +156,13 @@ class TracingTape(GradientTape):
                     "branch), or draw the value outside the function and pass it in")
             self.guards.append((tensor_id, guard_expectation(value)))
 
-    def record_random(self, t, attrs):
+    def record_random(self, t, attrs, shape_tensor=None):
         """`t` is a random input of the program (`attrs`: what to draw; its stream number
-        is its position among the trace's random inputs)."""
+        is its position among the trace's random inputs), of the shape `shape_tensor`
+        computes when the program runs, if given (a tensor of this trace)."""
         attrs = dict(attrs, stream=len(self.random))
-        self._graph.add_leaf(t._id, RANDOM, attrs, t._shape, t._dtype)
+        self._graph.add_op(t._id, RANDOM, attrs, t._shape, t._dtype,
+                           () if shape_tensor is None else (shape_tensor._id,))
         self._tensors[t._id] = t
         self._live.add(t._id)
         self.random.add(t._id)
