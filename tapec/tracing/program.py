@@ -1,8 +1,8 @@
 """A trace as a program: lowered to IR, derived, then compiled or interpreted.
 
 `lower_trace` turns a tracing tape's recording into IR (`Lowered`): the arguments,
-Variables' values and captured tensors are its only inputs, guards and Variable writes
-are part of it. `Lowered.derive(kind)` adds the derivatives a functional form asks for
+Variables' values, captured tensors and the function's random sequences are its only
+inputs; guards, Variable writes, random draws and prints are part of it. `Lowered.derive(kind)` adds the derivatives a functional form asks for
 (the one reverse pass and the one jacobian seeding).
 `Program` holds the result: compiled on first use to one NumPy function (`Trace`,
 replayed by plain calls), or evaluated through the public ops when an enclosing tape
@@ -30,8 +30,8 @@ from .splice import SPLICED
 
 
 class Trace:
-    """One traced signature: guards, compiled function, how to feed it, and the
-    Variables its program writes."""
+    """One traced signature: guards, compiled function, how to feed it, the Variables
+    its program writes and the prints it makes."""
 
     def __init__(self, entry, captured, variables, n_guards, structure, dtypes, written,
                  streams=None, prints=()):
