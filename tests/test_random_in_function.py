@@ -22,6 +22,7 @@ DRAWS = {
     "categorical": lambda x: tf.random.categorical(tf.zeros([2, 50]) + x[:1], 32),
     "shuffle": lambda x: tf.random.shuffle(x),
     "dropout": lambda x: tf.nn.dropout(x, 0.5),
+    "gather": lambda x: tf.gather(x, tf.random.uniform([32], 0, 64, dtype=tf.int32)),
 }
 
 
@@ -234,6 +235,9 @@ def test_python_reading_a_random_value_while_tracing_is_refused_clearly():
     f = tf.function(lambda x: x if tf.random.uniform([]) > 0.5 else -x)
     with pytest.raises(TypeError, match="read the value of a random tensor"):
         f(tf.ones([2]))
+    index = tf.function(lambda x: x[tf.random.uniform([], 0, 2, dtype=tf.int32)])
+    with pytest.raises(TypeError, match="tf.gather for an index"):
+        index(tf.ones([2]))
     shape_only = tf.function(lambda x: x * float(tf.shape(tf.random.uniform([3, 2]))[0]))
     np.testing.assert_array_equal(value(shape_only(tf.ones([2]))), [3.0, 3.0])
 

@@ -153,7 +153,8 @@ class TracingTape(GradientTape):
                     f"({converted or 'bool(), an index, a shape or a branch'}); a random "
                     "value changes at every call, so the traced program cannot depend on "
                     "it through Python. Compute with tensor ops instead (tf.where for a "
-                    "branch), or draw the value outside the function and pass it in")
+                    "branch, tf.gather for an index), or draw the value outside the "
+                    "function and pass it in")
             self.guards.append((tensor_id, guard_expectation(value)))
 
     def record_random(self, t, attrs, shape_tensor=None):
