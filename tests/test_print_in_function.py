@@ -160,3 +160,22 @@ def test_bad_stream_is_refused_when_traced():
     f = tf.function(lambda x: tf.print(x, output_stream="nowhere"))
     with pytest.raises(ValueError, match="Unsupported output stream"):
         f(tf.constant(1.0))
+
+
+def test_the_text_of_every_call_is_tensorflows(capfd):
+    tf_real = pytest.importorskip("tensorflow")
+    printed = []
+    for lib in (tf_real, tf):
+        @lib.function
+        def f(x):
+            lib.print("x =", x, {"b": x, "a": [x * 2, ("label", 3)]}, summarize=2)
+            lib.print("sum", lib.reduce_sum(x), sep="|", end=";\n")
+            return x
+        capfd.readouterr()
+        f(lib.constant(np.arange(7, dtype=np.float32)))
+        f(lib.constant(np.arange(3, dtype=np.float32) + 0.5))
+        err = capfd.readouterr().err
+        printed.append([line for line in err.splitlines()      # TensorFlow's own logs
+                        if not line.startswith(("WARNING", "I0000", "W0000", "E0000"))])
+    assert printed[1] == printed[0]
+    assert len(printed[1]) == 4
