@@ -14,8 +14,10 @@ op, every Variable read and write, and every value Python reads (a guard). Value
 derivatives and Variable writes compile into ONE function; a replay computes the
 guards first and traces again when one differs, so it never follows a stale branch
 or index. Tensors the function did not get as arguments are captured as they were
-when traced (constants and random draws inside `f` are fixed, as in a jit);
-Variables are read, and written, at every call.
+when traced (a constant, or a random tensor drawn outside `f`); Variables are read,
+and written, at every call. Random ops inside `f` (tapec.random, dropout) draw fresh
+values at every call, from sequences of the function's own (`random.Streams`, reset
+by `set_seed`), and `tf.print` prints each call's values after the call.
 
 Called while a tape records (inside another trace, or under a GradientTape), a
 function does not replay compiled code: it traces `f` on the given tensors and
@@ -34,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from . import config, context, nest
+from . import config, context, nest, random
 from .codegen.emit import no_collections
 from .tracing.calls import Call, parameter_names
 from .tracing.program import GUARD_DIFFERS, Lowered, Program, lower_trace
@@ -104,6 +106,7 @@ class Function:
         self._warned_guards = False
         self.trace_count = 0
         self._parameters = parameter_names(fn)
+        self._streams = random.Streams()     # the random sequences of this function's ops
         _FUNCTIONS.add(self)
         functools.update_wrapper(self, fn, updated=())   # never copy a Function's state
         if name is not None:

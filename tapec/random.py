@@ -4,6 +4,16 @@
 twice after the same `set_seed` draws the same values. An op-level `seed` picks its
 own reproducible sequence under the global one. Random ops have no tensor inputs,
 so tapes never record them.
+
+Inside a `tapec.function` trace a random op is a *random input* of the program (a
+`random` node: distribution, shape, dtype, parameters, op seed, stream number):
+the compiled program draws fresh values at every call from the function's own
+`Streams`, and the draw made while tracing (from a scratch generator, so tracing
+consumes no sequence) only stands in for it. As in TensorFlow's graph mode, each random
+op of a function has its own sequence: with a global seed, an op without a seed
+follows one fixed by its position in the function (two functions that draw alike
+draw the same values), an op with a seed follows the sequence that seed gives eagerly,
+and `set_seed` restarts them all.
 """
 from __future__ import annotations
 
@@ -14,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from .ops.registry import Op
+from . import context
 from .tensor import Tensor, _dtype_arg, shape_arg
 
 __all__ = ["set_seed", "normal", "uniform", "truncated_normal", "shuffle", "categorical"]
@@ -21,6 +33,7 @@ __all__ = ["set_seed", "normal", "uniform", "truncated_normal", "shuffle", "cate
 _lock = threading.Lock()
 _global_seed = None
 _generators = {}
+_epoch = 0          # counts set_seed calls: a function's Streams restart when it changes
 
 
 def _seed(seed, what):
@@ -33,12 +46,14 @@ def _seed(seed, what):
 
 
 def set_seed(seed: int | None) -> None:
-    """Set the global random seed and restart all random sequences."""
-    global _global_seed
+    """Set the global random seed and restart all random sequences (those of
+    `tapec.function` programs too)."""
+    global _global_seed, _epoch
     seed = _seed(seed, "set_seed")
     with _lock:
         _global_seed = seed
         _generators.clear()
+        _epoch += 1
 
 
 def _entropy(x: int) -> int:
@@ -47,24 +62,196 @@ def _entropy(x: int) -> int:
     return x if x >= 0 else x % (1 << 128)
 
 
+def _new_generator(op_seed, position=None):
+    """A generator for an op seed under the global seed: op-seeded sequences are those of
+    eager ops; `position` numbers an unseeded op of a function (its own sequence)."""
+    if _global_seed is None and op_seed is None:
+        return np.random.default_rng()
+    entropy = [] if _global_seed is None else [_entropy(_global_seed)]
+    if op_seed is not None:
+        entropy += [_entropy(op_seed), 1]
+    elif position is None:
+        entropy += [0]
+    else:
+        entropy += [position, 2]
+    return np.random.default_rng(entropy)
+
+
 def _generator(op_seed):
     key = (_global_seed, op_seed)
     with _lock:
         gen = _generators.get(key)
         if gen is None:
-            if _global_seed is None and op_seed is None:
-                gen = np.random.default_rng()
-            else:
-                entropy = [_entropy(x) for x in key if x is not None] + \
-                    [0 if op_seed is None else 1]
-                gen = np.random.default_rng(entropy)
-            _generators[key] = gen
+            gen = _generators[key] = _new_generator(op_seed)
         return gen
 
 
+class Streams:
+    """The random sequences of one `tapec.function`: one generator per random op of its
+    programs (numbered in trace order), created on first use and restarted by
+    `set_seed`. Compiled programs take it as an argument and call `draw`."""
+
+    def __init__(self):
+        self._epoch = _epoch
+        self._generators = {}
+
+    def generator(self, stream: int, op_seed):
+        if self._epoch != _epoch:
+            with _lock:
+                self._generators, self._epoch = {}, _epoch
+        gen = self._generators.get(stream)
+        if gen is None:
+            with _lock:
+                gen = self._generators[stream] = _new_generator(op_seed, stream)
+        return gen
+
+    def draw(self, stream: int, kind: str, op_seed, shape: tuple, dtype: str,
+             *params) -> np.ndarray:
+        """A fresh sample of random input `stream` (what generated code calls)."""
+        return _SAMPLERS[kind](self.generator(stream, op_seed), shape, np.dtype(dtype),
+                               *params)
+
+
+# --- the distributions: (generator, shape, dtype, *parameters) -> array ------------------
+
+def _normal(gen, shape, dtype, mean, stddev):
+    return _frozen(gen.normal(mean, stddev, shape), dtype)
+
+
+def _uniform(gen, shape, dtype, low, high):
+    return _frozen(gen.uniform(low, high, shape), dtype)
+
+
+def _integers(gen, shape, dtype, low, high):
+    return _frozen(gen.integers(low, high, shape), dtype)
+
+
+def _truncated_normal(gen, shape, dtype, mean, stddev):
+    standard = gen.standard_normal(shape)
+    outside = np.abs(standard) > 2
+    while outside.any():            # each redraw keeps about 95% of what it draws
+        standard[outside] = gen.standard_normal(int(outside.sum()))
+        outside = np.abs(standard) > 2
+    return _frozen(mean + stddev * standard, dtype)
+
+
+def _permutation(gen, shape, dtype):
+    return _frozen(gen.permutation(shape[0]), dtype)
+
+
+def _gumbel(gen, shape, dtype):
+    """Standard Gumbel noise, -log(-log(u)) for u uniform on (0, 1)."""
+    return _frozen(-np.log(-np.log(gen.uniform(np.finfo(np.float64).tiny, 1.0, shape))),
+                   dtype)
+
+
+_SAMPLERS = {"normal": _normal, "uniform": _uniform, "integers": _integers,
+             "truncated_normal": _truncated_normal, "permutation": _permutation,
+             "gumbel": _gumbel}
+
+
+def _frozen(array, dtype):
+    array = np.asarray(array, dtype=dtype)
+    array.flags.writeable = False
+    return array
+
+
+# --- random inputs of traced programs ----------------------------------------------------
+
+def _parameter_source(value) -> str:
+    if isinstance(value, float) and not math.isfinite(value):
+        return "float('nan')" if value != value else \
+            ("float('inf')" if value > 0 else "-float('inf')")
+    return repr(value)
+
+
+def _random_numpy(args, node):
+    a = node.attrs
+    params = "".join(", " + _parameter_source(p) for p in a["params"])
+    # a shape computed by the program (tf.shape(x)) is read when it runs
+    shape = f"tuple({args[1]}.tolist())" if len(args) > 1 else repr(a["shape"])
+    return (f"{args[0]}.draw({a['stream']}, {a['kind']!r}, {a['seed']!r}, {shape}, "
+            f"{a['dtype']!r}{params})")
+
+
+# A random input of a traced program: its first input is the function's Streams (a fed
+# argument), its second, if any, the shape computed by the program; its attributes say
+# what to draw. Stateful: two draws never merge.
+RANDOM = Op(name="random", impl=None,
+            infer=lambda *inputs, **attrs: (attrs["shape"], np.dtype(attrs["dtype"])),
+            numpy=_random_numpy, differentiable=False, stateful=True,
+            latex=r"\operatorname{{random}}")
+
+
+def _tracing_tape():
+    """The innermost tape tracing a `tapec.function`, recording or paused: a draw there
+    is a random input of its program, never a value frozen into it."""
+    for tape in reversed(context.active_tapes()):
+        if tape._records_everything:
+            return tape
+    return None
+
+
+_SCRATCH = np.random.default_rng(0x7a9ec)    # values that stand in for draws while tracing
+
+
+def _draw(kind, shape, dtype, seed, params, what, streams=None, stream=None,
+          shape_tensor=None) -> Tensor:
+    """A sample of `kind` as a tensor: eagerly from the op seed's sequence (or, replaying
+    random input `stream` of a program through the ops, from its `streams`); while a
+    function is traced, a random input of its program (of the shape `shape_tensor`
+    holds when the program runs, when the shape was a traced tensor)."""
+    tracer = _tracing_tape()
+    if tracer is None:
+        gen = _generator(seed) if streams is None else streams.generator(stream, seed)
+        return Tensor._eager(_SAMPLERS[kind](gen, shape, dtype, *params))
+    t = Tensor._eager(_SAMPLERS[kind](_SCRATCH, shape, dtype, *params))
+    tracer.record_random(t, {"kind": kind, "seed": seed, "shape": tuple(shape),
+                             "dtype": dtype.str, "params": tuple(params), "what": what},
+                         shape_tensor)
+    return t
+
+
+def replay(node, streams) -> Tensor:
+    """Random input `node` of a program run through the ops: a fresh draw from `streams`
+    (or, inside another trace, a random input of that trace's program)."""
+    a = node.attrs
+    return _draw(a["kind"], a["shape"], np.dtype(a["dtype"]), a["seed"], a["params"],
+                 a["what"], streams, a["stream"])
+
+
 def _shape(shape, what):
-    """A shape argument as a tuple of non-negative ints (None: a scalar)."""
-    return () if shape is None else shape_arg(what, shape)
+    """A shape argument as (a tuple of non-negative ints, None: a scalar), and, while a
+    function is traced, the tensor that computes it when it is one of the trace's
+    (`tf.shape(x)`, or a list holding such sizes): the program reads the sizes when it
+    runs, so a None dimension of an input_signature needs no retrace."""
+    if shape is None:
+        return (), None
+    tensor = _traced_shape(shape)
+    if tensor is None:
+        return shape_arg(what, shape), None
+    if tensor._dtype.kind not in "iu" or len(tensor._shape) != 1:
+        raise TypeError(f"{what}: shape must be an int or a 1-d sequence of ints, got a "
+                        f"tensor of shape {tensor._shape} and dtype {tensor._dtype.name}")
+    return shape_arg(what, tensor._value), tensor      # read without a guard
+
+
+def _traced_shape(shape):
+    """`shape` as a tensor of the trace in progress, or None (eager, or not traced)."""
+    from .ops.shape import cast, stack
+    tracer = _tracing_tape()
+    if tracer is None:
+        return None
+
+    def traced(t):
+        return isinstance(t, Tensor) and t._id in tracer._live
+    if traced(shape):
+        return shape
+    if isinstance(shape, (list, tuple)) and any(traced(d) for d in shape) and all(
+            isinstance(d, (int, np.integer, Tensor)) for d in shape):
+        return stack([cast(d, np.int64) if isinstance(d, Tensor) else int(d)
+                      for d in shape])
+    return None
 
 
 def _number(value, what, name) -> float:
@@ -85,24 +272,18 @@ def _floating(dtype, what):
     return dtype
 
 
-def _tensor(array, dtype):
-    array = np.asarray(array, dtype=dtype)
-    array.flags.writeable = False
-    return Tensor._eager(array)
-
-
 def normal(shape: int | Sequence[int], mean: float = 0.0, stddev: float = 1.0,
            dtype: Any = "float32", seed: int | None = None, name: str | None = None) -> Tensor:
     """Samples from a normal distribution. A NaN or infinite mean or stddev gives NaN or
     infinite samples, as NumPy; a negative stddev raises ValueError."""
     what = "random.normal"
     dtype = _floating(dtype, what)
-    shape = _shape(shape, what)
+    shape, shape_tensor = _shape(shape, what)
     mean, stddev = _number(mean, what, "mean"), _number(stddev, what, "stddev")
     if stddev < 0:
         raise ValueError(f"{what}: stddev must be >= 0, got {stddev!r}")
-    seed = _seed(seed, what)
-    return _tensor(_generator(seed).normal(mean, stddev, shape), dtype)
+    return _draw("normal", shape, dtype, _seed(seed, what), (mean, stddev), what,
+                 shape_tensor=shape_tensor)
 
 
 def uniform(shape: int | Sequence[int], minval: float = 0, maxval: float | None = None,
@@ -111,7 +292,7 @@ def uniform(shape: int | Sequence[int], minval: float = 0, maxval: float | None 
     The bounds must be finite with minval <= maxval (minval < maxval for integers)."""
     what = "random.uniform"
     dtype = _dtype_arg(what, dtype)
-    shape = _shape(shape, what)
+    shape, shape_tensor = _shape(shape, what)
     seed = _seed(seed, what)
     if dtype.kind in "iu":
         if maxval is None:
@@ -121,14 +302,16 @@ def uniform(shape: int | Sequence[int], minval: float = 0, maxval: float | None 
         if low >= high:
             raise ValueError(f"{what}: minval must be less than maxval for integer dtypes, "
                              f"got minval={low}, maxval={high}")
-        return _tensor(_generator(seed).integers(low, high, shape), dtype)
+        return _draw("integers", shape, dtype, seed, (low, high), what,
+                     shape_tensor=shape_tensor)
     dtype = _floating(dtype, what)
     low = _number(minval, what, "minval")
     high = 1.0 if maxval is None else _number(maxval, what, "maxval")
     if not (math.isfinite(low) and math.isfinite(high)) or low > high:
         raise ValueError(f"{what}: minval and maxval must be finite with minval <= maxval, "
                          f"got minval={low!r}, maxval={high!r}")
-    return _tensor(_generator(seed).uniform(low, high, shape), dtype)
+    return _draw("uniform", shape, dtype, seed, (low, high), what,
+                 shape_tensor=shape_tensor)
 
 
 def _integer_bound(value, name) -> int:
@@ -146,32 +329,28 @@ def truncated_normal(shape: int | Sequence[int], mean: float = 0.0, stddev: floa
     standard deviations from the mean (so all lie in [mean - 2 stddev, mean + 2 stddev])."""
     what = "random.truncated_normal"
     dtype = _floating(dtype, what)
-    shape = _shape(shape, what)
+    shape, shape_tensor = _shape(shape, what)
     mean, stddev = _number(mean, what, "mean"), _number(stddev, what, "stddev")
     if stddev < 0 or not (math.isfinite(mean) and math.isfinite(stddev)):
         raise ValueError(f"{what}: mean and stddev must be finite with stddev >= 0, got "
                          f"mean={mean!r}, stddev={stddev!r}")
-    gen = _generator(_seed(seed, what))
-    standard = gen.standard_normal(shape)
-    outside = np.abs(standard) > 2
-    while outside.any():            # each redraw keeps about 95% of what it draws
-        standard[outside] = gen.standard_normal(int(outside.sum()))
-        outside = np.abs(standard) > 2
-    return _tensor(mean + stddev * standard, dtype)
+    return _draw("truncated_normal", shape, dtype, _seed(seed, what), (mean, stddev), what,
+                 shape_tensor=shape_tensor)
 
 
 def shuffle(value: Any, seed: int | None = None, name: str | None = None) -> Tensor:
     """`value` with its first dimension randomly permuted. The permutation is drawn
-    now and applied with `gather`, so the gradient flows back through it (TensorFlow
-    registers none)."""
+    now (in a `tapec.function`, at every call) and applied with `gather`, so the
+    gradient flows back through it (TensorFlow registers none)."""
     from .ops.indexing import gather
     from .ops.registry import to_tensors
     what = "random.shuffle"
     (value,) = to_tensors(what, [value])
     if not value._shape:
         raise ValueError(f"{what}: value must have at least one dimension, got a scalar")
-    permutation = _generator(_seed(seed, what)).permutation(value._shape[0])
-    return gather(value, _tensor(permutation, np.int64), axis=0)
+    permutation = _draw("permutation", (value._shape[0],), np.dtype(np.int64),
+                        _seed(seed, what), (), what)
+    return gather(value, permutation, axis=0)
 
 
 def categorical(logits: Any, num_samples: int, dtype: Any = None, seed: int | None = None,
@@ -179,11 +358,15 @@ def categorical(logits: Any, num_samples: int, dtype: Any = None, seed: int | No
     """Class indices sampled from softmax(logits[i]) for every row i: shape
     [batch, num_samples], int64 unless `dtype` is int32. A -inf logit is never drawn.
     No gradient (as TensorFlow)."""
+    from .ops.reduce import argmax
+    from .ops.registry import to_tensors
+    from .ops.shape import cast, expand_dims, zeros
+    from .ops.elementwise import add
     what = "random.categorical"
-    array = np.asarray(logits.numpy() if hasattr(logits, "numpy") else logits)
-    if array.dtype.kind not in "fiu" or array.ndim != 2:
+    (logits,) = to_tensors(what, [logits])
+    if logits._dtype.kind not in "fiu" or len(logits._shape) != 2:
         raise ValueError(f"{what}: logits must be a 2-D real tensor [batch, classes], got "
-                         f"shape {array.shape} and dtype {array.dtype.name}")
+                         f"shape {logits._shape} and dtype {logits._dtype.name}")
     dtype = np.dtype(np.int64) if dtype is None else _dtype_arg(what, dtype)
     if dtype not in (np.int32, np.int64):
         raise TypeError(f"{what}: dtype must be int32 or int64, got {dtype.name}")
@@ -191,16 +374,16 @@ def categorical(logits: Any, num_samples: int, dtype: Any = None, seed: int | No
             or num_samples < 0:
         raise ValueError(f"{what}: num_samples must be a non-negative int, got "
                          f"{num_samples!r:.60}")
-    batch, classes = array.shape
-    if classes == 0 and num_samples and batch:
-        raise ValueError(f"{what}: logits have no classes to sample from")
-    gen = _generator(_seed(seed, what))
+    batch, classes = logits._shape
+    if classes == 0:
+        if num_samples and batch:
+            raise ValueError(f"{what}: logits have no classes to sample from")
+        return zeros((batch, int(num_samples)), dtype)
     # The Gumbel-max trick: argmax(logits + Gumbel noise) is a draw from softmax(logits).
-    gumbel = -np.log(-np.log(gen.uniform(np.finfo(np.float64).tiny, 1.0,
-                                         (batch, num_samples, classes))))
-    scores = array.astype(np.float64)[:, None, :] + gumbel
-    return _tensor(np.argmax(scores, axis=-1) if classes else
-                   np.zeros((batch, num_samples)), dtype)
+    noise = _draw("gumbel", (batch, int(num_samples), classes), np.dtype(np.float64),
+                  _seed(seed, what), (), what)
+    scores = add(expand_dims(cast(logits, np.float64), 1), noise)
+    return argmax(scores, axis=-1, output_type=dtype)
 
 
 from .namespaces._names import namespace_getattr as _namespace_getattr  # noqa: E402

@@ -374,14 +374,18 @@ def test_dropout_is_reproducible_under_seeds_and_honours_noise_shape():
     assert (same == same[:, :1]).all()
 
 
-def test_dropout_refuses_to_be_traced():
+def test_dropout_in_a_function_draws_a_fresh_mask_at_every_call():
     @tf.function
     def step(x):
         return tf.nn.dropout(x, 0.5)
-    with pytest.raises(RuntimeError, match="dropout: cannot be traced"):
-        step(tf.ones((3,)))
-    with pytest.raises(RuntimeError, match="dropout"):
-        tf.grad(lambda x: tf.reduce_sum(tf.nn.dropout(x, 0.5)))(tf.ones((3,)))
+    x = tf.ones((64,))
+    first, second = value(step(x)), value(step(x))
+    assert set(np.unique(first)) <= {0.0, 2.0} and set(np.unique(second)) <= {0.0, 2.0}
+    assert not np.array_equal(first, second)
+    assert step.experimental_get_tracing_count() == 1
+    grad = tf.grad(lambda x: tf.reduce_sum(tf.nn.dropout(x, 0.5)))
+    grads = [value(grad(x)) for _ in range(2)]
+    assert not np.array_equal(grads[0], grads[1])
 
 
 # --- errors -------------------------------------------------------------------------------

@@ -195,6 +195,8 @@ def _parameters(fed, given: dict, namer: Namer) -> dict:
         if name is None:
             if key[0] == "seed":
                 prefix = "seed"
+            elif key[0] == "random":        # the generators of random inputs
+                prefix = "rng"
             elif node.op is PLACEHOLDER:
                 prefix = "grad_fn" if node.dtype == object else \
                     "scalar" if "literal" in node.attrs else "x"

@@ -83,6 +83,13 @@ def _write(f, example_args, path, argnums, jacobian, hessian, name, value_only):
                           "exported module is a pure function of its arguments and holds no "
                           "Variables. Export the update as a function that returns the new "
                           "values instead (see docs/export.md)")
+    if low.random or low.prints:
+        ops = sorted({f"tapec.{n.attrs['what']}" for n in low.random} |
+                     ({"tapec.print"} if low.prints else set()))
+        raise ExportError(f"tapec.export: the function calls {', '.join(ops)}; an "
+                          "exported module is a pure function of its arguments, which "
+                          "cannot draw fresh random values or print at every call. Pass "
+                          "random values in as arguments, and print outside the function")
     module = _Module(low, fn, args, function_name(fn, name), jacobian, hessian, value_only)
     source = module.source()
     _audit(source)

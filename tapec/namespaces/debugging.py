@@ -7,8 +7,8 @@ TensorFlow's wording; a check TensorFlow makes on static shapes (`assert_rank`,
 Inside a `tapec.function` a check holds at every call, not only when traced: the
 condition is computed with tensor ops and read as a Python bool, which the trace
 turns into a guard (docs/functions.md). A call whose condition differs from the
-traced one traces again, and that run raises. `tf.print` inside a trace would print
-the traced values once, so it raises instead (see `print_`).
+traced one traces again, and that run raises. `tf.print` inside a trace is part of
+the program: every call prints its own values (see `print_`).
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from .. import nest
 from ..ops import elementwise as ew
 from ..ops.reduce import reduce_min
 from ..ops.shape import cast
-from ..tensor import Tensor, Variable, _tracer, convert_to_tensor
+from ..tensor import Tensor, Variable, convert_to_tensor
 from .errors import invalid_argument
 
 __all__ = ["assert_equal", "assert_near", "assert_less", "assert_less_equal",
@@ -323,30 +323,95 @@ def print_(*inputs: Any, output_stream: Any = None, summarize: int = 3, sep: str
     """TensorFlow's `tf.print`: the inputs' text, `sep`-separated and `end`-terminated, on
     `output_stream` (default sys.stderr; sys.stdout, or "file://<path>" to append to a
     file). Tensors print as TensorFlow prints them, at most `summarize` entries at each
-    end of every axis (-1: all).
+    end of every axis (-1: all); inputs may nest tensors in lists, tuples and dicts.
 
-    Inside a `tapec.function` trace this raises: the traced program would print the
-    values of the trace once, not those of each call. Print outside the function (return
-    the values), or call `tf.config.run_functions_eagerly(True)` while debugging."""
-    if _tracer() is not None:
-        raise TypeError(
-            "tapec.print inside a tapec.function: the compiled program cannot print at "
-            "every call (it would show the trace's values once). Return the values and "
-            "print them outside, or call tf.config.run_functions_eagerly(True) to run the "
-            "function eagerly")
-    if summarize is None:
-        summarize = 3
-    text = sep.join(_text(item, int(summarize)) for item in inputs) + end
-    stream = sys.stderr if output_stream is None else output_stream
-    if isinstance(stream, str) and stream.startswith("file://"):
-        with open(stream[len("file://"):], "a") as file:
-            file.write(text)
-    elif stream is sys.stdout or stream is sys.stderr:
-        stream.write(text)
+    Inside a `tapec.function` the print is part of the program, as in TensorFlow's
+    graph mode: nothing is printed while tracing, and every call prints that call's
+    values (after the call, in the order of the function's prints), the text eager
+    `print_` would print for them."""
+    if output_stream is None:
+        destination = "stderr"
+    elif isinstance(output_stream, str) and output_stream.startswith("file://"):
+        destination = output_stream
+    elif output_stream is sys.stdout or output_stream is sys.stderr:
+        destination = "stdout" if output_stream is sys.stdout else "stderr"
     else:
-        raise ValueError(f"Unsupported output stream, logging level, or file.{stream}. "
+        raise ValueError(f"Unsupported output stream, logging level, or file.{output_stream}. "
                          "Supported streams are sys.stdout, sys.stderr. File needs to be "
                          "in the form of 'file://<filepath>'.")
+    _Print(list(inputs), destination, 3 if summarize is None else int(summarize), sep,
+           end).emit()
+
+
+class _Slot:
+    """Where a print's k-th tensor goes in its inputs."""
+
+    __slots__ = ("k",)
+
+    def __init__(self, k):
+        self.k = k
+
+    def __eq__(self, other):
+        return isinstance(other, _Slot) and other.k == self.k
+
+    def __hash__(self):
+        return hash(self.k)
+
+
+class _Print:
+    """One print: its inputs (tensors, or the slots of a traced print's tensors), where
+    it writes (stdout, stderr, or file://<path>) and how."""
+
+    def __init__(self, inputs, destination, summarize, sep, end):
+        self.inputs, self.destination = inputs, destination
+        self.summarize, self.sep, self.end = summarize, sep, end
+
+    def emit(self):
+        """Print now; while a function is traced, make this print part of its program."""
+        from ..random import _tracing_tape
+        tracer = _tracing_tape()
+        if tracer is None:
+            self._write()
+            return
+        tensors = []
+
+        def to_slot(leaf):
+            if isinstance(leaf, Variable):
+                leaf = leaf.read_value()        # the value at this point of the program
+            if not isinstance(leaf, Tensor):
+                return leaf
+            tensors.append(leaf)
+            return _Slot(len(tensors) - 1)
+        template = nest.map_structure(to_slot, self.inputs)
+        tracer.record_print(_Print(template, self.destination, self.summarize, self.sep,
+                                   self.end), tensors)
+
+    def __call__(self, tensors):
+        """Print (or, inside another trace, record) this traced print for one call's
+        `tensors`."""
+        inputs = nest.map_structure(lambda leaf: tensors[leaf.k] if isinstance(leaf, _Slot)
+                                    else leaf, self.inputs)
+        _Print(inputs, self.destination, self.summarize, self.sep, self.end).emit()
+
+    def __eq__(self, other):        # traces at other sizes make equal prints
+        if not isinstance(other, _Print):
+            return NotImplemented
+        try:
+            return bool((self.destination, self.summarize, self.sep, self.end) == (
+                other.destination, other.summarize, other.sep, other.end) and
+                nest.flatten(self.inputs) == nest.flatten(other.inputs))
+        except (TypeError, ValueError):           # an array among the inputs
+            return False
+
+    __hash__ = None
+
+    def _write(self):
+        text = self.sep.join(_text(item, self.summarize) for item in self.inputs) + self.end
+        if self.destination.startswith("file://"):
+            with open(self.destination[len("file://"):], "a") as file:
+                file.write(text)
+        else:
+            (sys.stdout if self.destination == "stdout" else sys.stderr).write(text)
 
 
 from ._names import namespace_getattr as _namespace_getattr  # noqa: E402

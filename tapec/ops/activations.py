@@ -13,7 +13,6 @@ import math
 
 import numpy as np
 
-from .. import context
 from ..tensor import Tensor
 from .elementwise import (abs, add, erf, expm1, greater, greater_equal, less, minimum,
                           multiply, sigmoid, softplus, square, tanh, where)
@@ -133,12 +132,6 @@ def moments(x, axes, shift=None, keepdims=False, name=None):
     return mean, variance
 
 
-def _in_trace() -> bool:
-    from ..tracing.recorder import TracingTape
-    return context.current_builder() is not None or any(
-        isinstance(tape, TracingTape) and tape._recording for tape in context.active_tapes())
-
-
 def _noise_shape(noise_shape, shape):
     """TensorFlow's noise shape: None entries take x's dimension; it must broadcast."""
     if noise_shape is None:
@@ -160,10 +153,11 @@ def dropout(x, rate, noise_shape=None, seed=None, name=None):
     """Zero each element with probability `rate` and scale the kept ones by
     1 / (1 - rate). The gradient is the same scaled mask.
 
-    The mask is drawn eagerly from `tapec.random` (seeded by `seed` and the global
-    seed). Inside a `tapec.function` trace a draw would be frozen into the compiled
-    program (the same mask at every call), so dropout raises RuntimeError there:
-    apply it outside the traced function, or pass the mask in as an argument."""
+    The mask is drawn from `tapec.random` (seeded by `seed` and the global seed): a
+    uniform draw u of `noise_shape` (x's shape by default), keeping the elements
+    where u >= rate. Inside a `tapec.function` the draw is a random input of the
+    program: every call draws a fresh mask, and a gradient taken in that call uses
+    the same mask as its value."""
     from .. import random
     x = _floating("dropout", x, "x")
     if hasattr(rate, "numpy"):
@@ -172,16 +166,17 @@ def dropout(x, rate, noise_shape=None, seed=None, name=None):
             isinstance(rate, (bool, np.bool_)) or not 0 <= rate < 1:
         raise ValueError(f"dropout: rate must be a scalar tensor or a float in the range "
                          f"[0, 1), got {rate!r:.60}")
-    if _in_trace():
-        raise RuntimeError("dropout: cannot be traced by tapec.function (its random mask "
-                           "would be frozen into the compiled program and repeat at every "
-                           "call); call dropout eagerly, or draw the mask outside and pass "
-                           "it in as an argument")
     if rate == 0:
         return x
-    shape = _noise_shape(noise_shape, x._shape)
-    uniform = random.uniform(shape, dtype=x._dtype, seed=seed).numpy()
-    keep = Tensor._eager((uniform >= rate).astype(x._dtype))
+    # a noise shape computed in a trace (tf.shape(x)) is read when the program runs
+    traced = None if noise_shape is None else random._traced_shape(noise_shape)
+    if traced is not None and (traced._dtype.kind not in "iu" or len(traced._shape) != 1):
+        traced = None
+    shape = _noise_shape(noise_shape if traced is None else traced._value.tolist(),
+                         x._shape)
+    uniform = random._draw("uniform", shape, x._dtype, random._seed(seed, "nn.dropout"),
+                           (0.0, 1.0), "nn.dropout", shape_tensor=traced)
+    keep = cast(greater_equal(uniform, float(rate)), x._dtype)
     return multiply(multiply(x, 1 / (1 - float(rate))), keep)
 
 

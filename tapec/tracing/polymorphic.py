@@ -92,7 +92,9 @@ def generalize(traces: list, size_maps: list, dims: list, sizes: dict) -> Trace 
                 other.dtypes != first.dtypes or \
                 [id(v) for v in other.written] != [id(v) for v in first.written] or \
                 len(other.captured) != len(first.captured) or any(
-                    not np.array_equal(a, b) for a, b in zip(other.captured, first.captured)):
+                    not np.array_equal(a, b) for a, b in zip(other.captured, first.captured)) \
+                or other.streams is not first.streams or \
+                [p for p, _ in other.prints] != [p for p, _ in first.prints]:
             return None
     streams = [_tokens(t.source) for t in traces]
     if any(len(s) != len(streams[0]) for s in streams):
@@ -125,7 +127,7 @@ def generalize(traces: list, size_maps: list, dims: list, sizes: dict) -> Trace 
     entry = Compiled(compile_function(source, "function"), source, tuple(first.feeds),
                      first.entry.title)
     return Trace(entry, first.captured, first.variables, first.n_guards, first.structure,
-                 first.dtypes, first.written)
+                 first.dtypes, first.written, first.streams, first.prints)
 
 
 def _guard_rows(source) -> set:

@@ -1,8 +1,8 @@
 """A trace as a program: lowered to IR, derived, then compiled or interpreted.
 
 `lower_trace` turns a tracing tape's recording into IR (`Lowered`): the arguments,
-Variables' values and captured tensors are its only inputs, guards and Variable writes
-are part of it. `Lowered.derive(kind)` adds the derivatives a functional form asks for
+Variables' values, captured tensors and the function's random sequences are its only
+inputs; guards, Variable writes, random draws and prints are part of it. `Lowered.derive(kind)` adds the derivatives a functional form asks for
 (the one reverse pass and the one jacobian seeding).
 `Program` holds the result: compiled on first use to one NumPy function (`Trace`,
 replayed by plain calls), or evaluated through the public ops when an enclosing tape
@@ -22,6 +22,7 @@ from ..codegen.emit import compile_function, emit, no_collections
 from ..ir.nodes import Builder, structure_key
 from ..ir.lower import is_structure, lower as lower_recording
 from ..ops.shape import CONSTANT, PLACEHOLDER, READ_VARIABLE, fill
+from ..random import RANDOM, replay
 from ..simplify import last_stats, simplify
 from ..tensor import Tensor, Variable, _to_array, _used
 from .recorder import GUARD, guard_holds, interpret
@@ -29,10 +30,11 @@ from .splice import SPLICED
 
 
 class Trace:
-    """One traced signature: guards, compiled function, how to feed it, and the
-    Variables its program writes."""
+    """One traced signature: guards, compiled function, how to feed it, the Variables
+    its program writes and the prints it makes."""
 
-    def __init__(self, entry, captured, variables, n_guards, structure, dtypes, written):
+    def __init__(self, entry, captured, variables, n_guards, structure, dtypes, written,
+                 streams=None, prints=()):
         self.entry = entry               # the Compiled program
         self.fn = entry.fn                  # read on every call: kept at hand
         self.feeds = entry.arg_keys         # argument keys in parameter order
@@ -41,7 +43,9 @@ class Trace:
         self.n_guards = n_guards
         self.structure = structure
         self.dtypes = dtypes
-        self.written = written           # Variables whose new values end the outputs
+        self.written = written           # Variables whose new values follow the outputs
+        self.streams = streams           # the function's random.Streams (random inputs)
+        self.prints = prints             # (printer, dtypes of its values), after the writes
         self.single = len(dtypes) == 1 and not nest.is_nested(structure)   # one output
 
     @property
@@ -57,19 +61,33 @@ class Trace:
                               else value_of(a))
             elif kind == "variable":
                 values.append(self.variables[k]._value)
-            else:
+            elif kind == "captured":
                 values.append(self.captured[k])
+            else:                           # the random inputs' generators
+                values.append(self.streams)
         result = self.fn(*values)
         if result is None:              # a guard differs (the function returns a tuple)
             return GUARD_DIFFERS
         n_out = len(self.dtypes)
         outputs = [None if v is None else _tensor(v, d) for v, d in
                    zip(result[self.n_guards:self.n_guards + n_out], self.dtypes)]
-        for variable, value in zip(self.written, result[self.n_guards + n_out:]):
+        start = self.n_guards + n_out
+        for variable, value in zip(self.written, result[start:]):
             variable._value = _frozen(value, variable._value.dtype)
+        if self.prints:
+            _print_all(self.prints, result[start + len(self.written):], _tensor)
         if self.single:
             return outputs[0]
         return nest.pack_sequence_as(self.structure, outputs)
+
+
+def _print_all(prints, values, as_tensor):
+    """Print what each print of the program prints, in program order, from `values`
+    (all of them, concatenated)."""
+    at = 0
+    for printer, dtypes in prints:
+        printer([as_tensor(v, d) for v, d in zip(values[at:at + len(dtypes)], dtypes)])
+        at += len(dtypes)
 
 
 def _frozen(value, dtype):
@@ -103,11 +121,16 @@ class Program:
         outputs, self.structure = low.derive(kind)
         self.kind, self.name = kind, getattr(low.function._fn, "__name__", "f")
         self.written = [variable for variable, _ in low.effects]
-        # guards, then outputs, then the final value of each written Variable
-        self.roots = low.guards + outputs + [node for _, node in low.effects]
+        self.prints = [(printer, [node.dtype for node in nodes])
+                       for printer, nodes in low.prints]
+        # guards, then outputs, then the final value of each written Variable, then the
+        # values each print prints
+        self.roots = low.guards + outputs + [node for _, node in low.effects] + \
+            [node for _, nodes in low.prints for node in nodes]
         self.n_guards, self.n_outputs = len(low.guards), len(outputs)
         self.builder, self.feeds, self.variables = low.builder, low.feeds, low.variables
         self.captured = low.captured_tensors
+        self.streams = low.function._streams
         self.arg_names = low.arg_names
         self._compiled = None
 
@@ -130,7 +153,8 @@ class Program:
         def fed_value(node):
             key = self.feeds.get(node)
             if key is None:
-                return None
+                # a random input: drawn now (or, inside another trace, one of its own)
+                return replay(node, self.streams) if node.op is RANDOM else None
             kind, k = key
             if kind == "variable":
                 return self.variables[k].read_value()
@@ -147,6 +171,9 @@ class Program:
         n, m = self.n_guards, self.n_outputs
         for variable, value in zip(self.written, values[n + m:]):
             variable.assign(value)
+        if self.prints:         # printed, or inside another trace, prints of its program
+            _print_all(self.prints, values[n + m + len(self.written):],
+                       lambda t, dtype: t)
         return nest.pack_sequence_as(self.structure, values[n:n + m])
 
 
@@ -176,22 +203,30 @@ class Lowered:
     ("variable", handle id) or ("captured", k) with `captured[k]` the array,
     `captured_tensors[k]` the tensor it came from and `captured_ids[k]` its id;
     `guards` are guard nodes; `effects` lists (Variable, node of its final value) for
-    every Variable the trace wrote; `derive(kind)` builds the outputs of a kind.
+    every Variable the trace wrote; `prints` lists (printer, nodes of the values it
+    prints) for every print, in order; `random` holds the nodes of the random inputs
+    (drawn at every call from the generators fed as ("random", 0)); `derive(kind)`
+    builds the outputs of a kind.
     """
 
     def __init__(self, function, tape, call, traced, result, flat, builder, nodes, feeds,
-                 captured_tensors, guards, effects, node_of):
+                 captured_tensors, guards, effects, node_of, prints=()):
         self.function, self.tape, self.call, self.traced = function, tape, call, traced
         self.args = call.leaves
         self.result, self.flat, self.builder, self.nodes = result, flat, builder, nodes
         self.feeds, self.captured_tensors = feeds, captured_tensors
         self.guards, self.effects, self.node_of = guards, effects, node_of
+        self.prints = list(prints)
         self.variables = dict(tape.recorded.variables)
         self.arg_names = [identifier(n, f"arg{i}") for i, n in enumerate(call.names)]
 
     @property
     def captured(self):
         return [t._value for t in self.captured_tensors]
+
+    @property
+    def random(self):
+        return [self.nodes[i] for i in sorted(self.tape.random)]
 
     @property
     def captured_ids(self):
@@ -217,6 +252,10 @@ def lower_trace(function, tape, call, traced, result, feed_literals=False) -> Lo
     arg_index = {t._id: i for i, t in enumerate(traced) if isinstance(t, Tensor)}
 
     def leaf(node_id, r):
+        if r.op is RANDOM:         # drawn at every call, from the generators fed
+            shape = tuple([lowering.nodes[i] for i in r.inputs])    # a computed shape
+            return lowering.node(RANDOM, (lowering.streams(),) + shape, r.attrs, r.shape,
+                                 r.dtype)
         if r.op is SPLICED:        # a graph computed inside the trace: built by its splice
             splice, node = spliced[node_id]
             return splice.lower(lowering)[node]
@@ -246,8 +285,9 @@ def lower_trace(function, tape, call, traced, result, feed_literals=False) -> Lo
         guards = [lowering.node(GUARD, (nodes[i],), {"expected": v}, (), np.dtype(bool))
                   for i, v in tape.guards]
         effects = [(variable, node_of(value)) for variable, value in tape.assigned.values()]
+        prints = [(printer, [node_of(t) for t in tensors]) for printer, tensors in tape.prints]
     return Lowered(function, tape, call, traced, result, flat, lowering.builder, nodes, feeds,
-                   lowering.captured, guards, effects, node_of)
+                   lowering.captured, guards, effects, node_of, prints)
 
 
 class _Lowering:
@@ -260,6 +300,14 @@ class _Lowering:
         self.node = self.builder.node
         self.nodes, self.feeds, self.captured = {}, {}, []
         self.spliced = {}         # Splice -> {its node: node of the trace}
+        self._streams = None      # the node fed with the generators of random inputs
+
+    def streams(self):
+        if self._streams is None:
+            self._streams = self.node(PLACEHOLDER, (), {"slot": "random", "shape": (),
+                                                        "dtype": "|O"}, (), np.dtype(object))
+            self.feeds[self._streams] = ("random", 0)
+        return self._streams
 
     def known(self, t):
         """The node of a tensor the trace recorded or captured, or None."""
@@ -322,7 +370,8 @@ def compile_program(program, final=False) -> Trace:
             entry = CACHE.get_or_build(key, build)
     dtypes = [None if o is None else o.dtype for o in computed[:program.n_outputs]]
     return Trace(entry, [t._value for t in program.captured], program.variables,
-                 n, program.structure, dtypes, program.written)
+                 n, program.structure, dtypes, program.written, program.streams,
+                 program.prints)
 
 
 def _derivatives(function, call, traced, flat, result, node_of, kind=None):

@@ -12,6 +12,12 @@ A trace runs the user's function eagerly on fresh copies of its arguments under 
   written value, and the program returns each Variable's final value, which every
   call writes back. The writes made while tracing are undone when the trace ends, so
   the first call, like every other, performs them exactly once.
+* **Random inputs.** A random op (`tapec.random`, dropout's mask) is a leaf of its own
+  (`record_random`): the program draws it afresh at every call. Python cannot read
+  such a value (or anything computed from it) while tracing: it changes at every call,
+  so no guard could hold.
+* **Prints.** `tf.print` is an effect (`record_print`): the values it prints are extra
+  outputs of the program, printed after every call in the order of the prints.
 * **Structure.** An op whose inputs are all Python literals (a seed of ones, the
   identity a jacobian is seeded with) is recorded too, so the simplifier sees it as
   structure rather than as a captured array.
@@ -29,7 +35,9 @@ import numpy as np
 from .. import context
 from ..ir.nodes import topological_order
 from ..ops.registry import Op, apply, declare
-from ..ops.shape import CONSTANT, FILL, IDENTITY, PLACEHOLDER, READ_VARIABLE, STOP_GRADIENT
+from ..ops.shape import (CONSTANT, FILL, IDENTITY, PLACEHOLDER, READ_VARIABLE, SHAPE,
+                         STOP_GRADIENT)
+from ..random import RANDOM
 from ..tape import GradientTape
 from ..tensor import Tensor, call_site
 from .splice import REARRANGING, SPLICED, Splice, computable
@@ -109,6 +117,8 @@ class TracingTape(GradientTape):
         # that read the recording itself (an export's formulas) need every op in it.
         self.splicing = splicing
         self.spliced = {}         # tensor id -> (Splice, node) of a `spliced` record
+        self.random = set()       # ids of the random inputs
+        self.prints = []          # (the print's text maker, [tensors it prints]), in order
 
     def watch_argument(self, t, differentiated=False):
         self._graph.add_leaf(t._id, PLACEHOLDER, {"kind": "watched"}, t._shape, t._dtype)
@@ -136,18 +146,48 @@ class TracingTape(GradientTape):
                     "lost (a zero gradient); compute it with tensor ops instead (tf.stack, "
                     "tf.reduce_mean, NumPy functions called on the tensor itself), or read "
                     "tf.stop_gradient(value) if no derivative is meant")
+            if self.random and self._depends_on(tensor_id, self.random, SHAPE):
+                raise TypeError(
+                    f"tapec.function: Python read the value of a random tensor (or one "
+                    f"computed from it) at {'%s:%d' % call_site()} while tracing "
+                    f"({converted or 'bool(), an index, a shape or a branch'}); a random "
+                    "value changes at every call, so the traced program cannot depend on "
+                    "it through Python. Compute with tensor ops instead (tf.where for a "
+                    "branch, tf.gather for an index), or draw the value outside the "
+                    "function and pass it in")
             self.guards.append((tensor_id, guard_expectation(value)))
+
+    def record_random(self, t, attrs, shape_tensor=None):
+        """`t` is a random input of the program (`attrs`: what to draw; its stream number
+        is its position among the trace's random inputs), of the shape `shape_tensor`
+        computes when the program runs, if given (a tensor of this trace)."""
+        attrs = dict(attrs, stream=len(self.random))
+        self._graph.add_op(t._id, RANDOM, attrs, t._shape, t._dtype,
+                           () if shape_tensor is None else (shape_tensor._id,))
+        self._tensors[t._id] = t
+        self._live.add(t._id)
+        self.random.add(t._id)
+
+    def record_print(self, printer, tensors):
+        """A print of `tensors` at this point of the program: `printer(tensors)` prints
+        the values of each call."""
+        self.prints.append((printer, list(tensors)))
 
     def _depends_on_sources(self, tensor_id) -> bool:
         """Whether the recorded value `tensor_id` is computed from a differentiated
         argument (a walk back along the recording, and through spliced graphs;
         stop_gradient cuts it)."""
+        return self._depends_on(tensor_id, self.sources, STOP_GRADIENT)
+
+    def _depends_on(self, tensor_id, ids, cut) -> bool:
+        """Whether the recorded value `tensor_id` is computed from one of `ids` (a walk
+        back along the recording, and through spliced graphs, stopped by ops `cut`)."""
         graph, spliced = self._graph, self.spliced
         seen, frontier = set(), [tensor_id]
         while frontier:
             found = graph.ancestors(
-                frontier, lambda node_id: graph[node_id].op is not STOP_GRADIENT) - seen
-            if not self.sources.isdisjoint(found):
+                frontier, lambda node_id: graph[node_id].op is not cut) - seen
+            if not ids.isdisjoint(found):
                 return True
             seen |= found
             frontier = [i for node_id in found if node_id in spliced
