@@ -75,6 +75,19 @@ class Model(Trainer, Layer):
         return None if self._graph is None else nest.flatten(self._graph.outputs)
 
     @property
+    def input(self) -> Any:
+        """The model's input KerasTensor(s), as given to `Model(inputs, outputs)`."""
+        if self._graph is None:
+            return super().input
+        return self._graph.inputs
+
+    @property
+    def output(self) -> Any:
+        if self._graph is None:
+            return super().output
+        return self._graph.outputs
+
+    @property
     def input_shape(self):
         shapes = [x.shape for x in self.inputs or []]
         return shapes[0] if len(shapes) == 1 else shapes
@@ -152,6 +165,7 @@ class Sequential(Model):
         self._layers: list[Layer] = []
         self._input_batch_shape = None
         self._input_dtype = None
+        self._built_nodes: list = []
         for layer in layers or []:
             self.add(layer, rebuild=False)
         self._maybe_rebuild()
@@ -203,10 +217,14 @@ class Sequential(Model):
             raise ValueError(f"Sequential model {self.name!r} cannot be built because it "
                              "has no layers. Call `model.add(layer)`.")
         shape = tuple(input_shape)
+        for layer, node in self._built_nodes:       # the calls of an earlier build
+            layer._inbound_nodes.remove(node)
+        self._built_nodes = []
         inputs = Input(batch_shape=shape, dtype=self._input_dtype or "float32")
         x = inputs
         for layer in self._layers:
             x = layer(x)
+            self._built_nodes.append((layer, nest.flatten(x)[0].node))
         self._input_batch_shape = shape
         self._graph = FunctionalGraph(inputs, x)
         self.built = True
@@ -220,6 +238,13 @@ class Sequential(Model):
 
     def _build_with(self, input_shape: Any) -> None:
         self.build(input_shape)
+
+    @property
+    def input(self) -> Any:
+        if self._graph is None:
+            raise AttributeError(f"Sequential model {self.name!r} has no defined input "
+                                 "until it is built")
+        return self._graph.inputs
 
     def call(self, inputs: Any, training: Any = None, mask: Any = None) -> Any:
         x = inputs

@@ -240,3 +240,18 @@ def test_model_built_first_inside_a_trace_keeps_its_weights():
     model.layers[0].kernel.assign(np.zeros((3, 2), np.float32))
     np.testing.assert_array_equal(traced(x).numpy(), np.zeros((1, 2)))
     assert traced.experimental_get_tracing_count() == 1
+
+
+def test_feature_extractor_from_layer_outputs():
+    model = keras.Sequential([keras.Input(shape=(3,)), keras.layers.Dense(4, name="features"),
+                              keras.layers.Dense(1)])
+    model.add(keras.layers.Dense(2))         # a rebuild: the layers' outputs follow it
+    extractor = keras.Model(model.input, model.get_layer("features").output)
+    x = rng.normal(size=(2, 3)).astype(np.float32)
+    k, b = model.get_layer("features").get_weights()
+    np.testing.assert_allclose(extractor(x).numpy(), x @ k + b, rtol=1e-5, atol=1e-6)
+    shared = keras.layers.Dense(1)
+    a_in = keras.Input(shape=(1,))
+    shared(shared(a_in))
+    with pytest.raises(AttributeError, match="multiple inbound nodes"):
+        shared.output

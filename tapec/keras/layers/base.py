@@ -344,6 +344,28 @@ class Layer(Module):
         self._build_shape = input_shape
         self.built = True
 
+    # --- the functional graph ------------------------------------------------------------
+    def _only_node(self, what: str):
+        nodes = self._inbound_nodes
+        if not nodes:
+            raise AttributeError(f"Layer {self.name!r} has never been called on a "
+                                 f"KerasTensor and thus has no defined {what}.")
+        if len(nodes) > 1:
+            raise AttributeError(f"Layer {self.name!r} has multiple inbound nodes, hence the "
+                                 f"notion of \"layer {what}\" is ill-defined.")
+        return nodes[0]
+
+    @property
+    def input(self) -> Any:
+        """The KerasTensor(s) this layer was called on (layers called once only)."""
+        node = self._only_node("input")
+        return node.outputs if node.inputs is None else node.inputs
+
+    @property
+    def output(self) -> Any:
+        """The KerasTensor(s) this layer returned (layers called once only)."""
+        return self._only_node("output").outputs
+
     # --- configuration ---------------------------------------------------------------------
     def get_config(self) -> dict[str, Any]:
         """The constructor arguments that rebuild this layer (without its weights)."""
@@ -371,7 +393,7 @@ def _building(build):
 
 
 _UNTRACKED = frozenset(["_own_trainable", "_own_non_trainable", "_regularized",
-                        "_call_losses", "_inbound_nodes", "_name_scope"])
+                        "_call_losses", "_inbound_nodes", "_name_scope", "_built_nodes"])
 
 
 def _flat_values(structure):
@@ -391,7 +413,12 @@ def _dtype_name(dtype: Any) -> str:
     if isinstance(dtype, dict) or hasattr(dtype, "name") and not isinstance(dtype, np.dtype):
         raise TypeError(f"Keras dtype policies are not supported: pass a dtype name such as "
                         f"'float32', got {dtype!r:.60}")
-    return np.dtype(dtype).name
+    try:
+        return np.dtype(dtype).name
+    except TypeError:
+        raise TypeError(f"Layer dtype: {dtype!r:.60} is not a dtype name such as 'float32' "
+                        "(Keras dtype policies such as 'mixed_float16' are not "
+                        "supported)") from None
 
 
 def _declared_input_shape(kwargs: dict[str, Any]):

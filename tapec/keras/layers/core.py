@@ -349,9 +349,10 @@ class InputLayer(Layer):
             batch_shape = (batch_size,) + shape
         self.batch_shape = tuple(None if d is None else int(d) for d in batch_shape)
         self.built = True
-        self.output = KerasTensor(self.batch_shape, self.dtype, name=self.name,
-                                  history=(self, 0, 0))
-        self._inbound_nodes.append(Node(self, None, (), {}, self.output))
+        tensor = KerasTensor(self.batch_shape, self.dtype, name=self.name,
+                             history=(self, 0, 0))
+        tensor._node = Node(self, None, (), {}, tensor)
+        self._inbound_nodes.append(tensor._node)
         self._output_shape = self.batch_shape
 
     def call(self, inputs):
