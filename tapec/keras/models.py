@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import numpy as np
+
 from .. import nest
 from .functional import FunctionalGraph
-from .keras_tensor import KerasTensor
+from ..tensor import convert_to_tensor
+from .keras_tensor import KerasTensor, outside_traces
 from .layers.base import Layer, snake_case, unique_name
 from .layers.core import Input, InputLayer
 from .summary import print_summary
@@ -55,6 +58,23 @@ class Model(Trainer, Layer):
             raise NotImplementedError(f"Model {self.name!r}: a subclassed model must define "
                                       "call(), or pass inputs and outputs to Model()")
         return self._graph.run(inputs)
+
+    def build(self, input_shape: Any = None) -> None:
+        """Create a subclassed model's weights by calling it once on zeros of
+        `input_shape` (None dimensions taken as 1). (Keras 3 leaves a subclassed
+        model's layers unbuilt here; tapec builds them, so that weights can be loaded
+        or counted before the first call.)"""
+        if self._graph is not None or input_shape is None:
+            self.built = True
+            return
+        self.built = True           # the call below must not build again
+        with outside_traces():
+            self(_zeros_like_shapes(input_shape))
+        pending = [self]
+        while pending:          # shapes of a call on stand-in zeros are not the model's
+            layer = pending.pop()
+            layer._output_shape = None
+            pending += layer._sublayers()
 
     def _sublayers(self) -> list[Layer]:
         if getattr(self, "_graph", None) is not None:
@@ -267,6 +287,18 @@ class Sequential(Model):
     def from_config(cls, config: dict[str, Any]) -> Sequential:
         from .saving import sequential_from_config
         return sequential_from_config(config)
+
+
+def _zeros_like_shapes(shape):
+    """Zeros (float32) for a shape, or for each shape of a list or dict of them; None
+    dimensions taken as 1."""
+    if isinstance(shape, (tuple, list)) and all(d is None or isinstance(d, int)
+                                                for d in shape):
+        return convert_to_tensor(np.zeros(tuple(1 if d is None else d for d in shape),
+                                          np.float32))
+    if isinstance(shape, dict):
+        return {k: _zeros_like_shapes(v) for k, v in shape.items()}
+    return [_zeros_like_shapes(s) for s in shape]
 
 
 def load_model(filepath: str, custom_objects: dict | None = None, compile: bool = True,

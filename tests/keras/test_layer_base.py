@@ -223,3 +223,38 @@ def test_unknown_constructor_keyword_is_an_error():
         keras.layers.Dense(2, unit=3)
     with pytest.raises(ValueError, match="without '/'"):
         keras.layers.Dense(2, name="a/b")
+
+
+def test_add_weight_defaults_follow_the_dtype():
+    layer = keras.layers.Layer()
+    counter = layer.add_weight(shape=(2,), dtype="int32", trainable=False, name="n")
+    kernel = layer.add_weight(shape=(30, 40), name="k")
+    assert counter.dtype == tf.int32 and np.all(counter.numpy() == 0)
+    limit = np.sqrt(6 / 70)                        # glorot_uniform by default
+    assert kernel.dtype == tf.float32 and 0.9 * limit < np.abs(kernel.numpy()).max() <= limit
+    with pytest.raises(TypeError, match="dtype policies"):
+        keras.layers.Dense(2, dtype="mixed_float16")
+
+
+def test_symbolic_calls_leave_state_unchanged():
+    class Counter(keras.layers.Layer):
+        def build(self, input_shape):
+            self.calls = self.add_weight(shape=(), initializer="zeros", trainable=False)
+
+        def call(self, x, training=None):
+            if training:
+                self.calls.assign_add(1.0)
+            return x
+
+    counter = Counter()
+    inputs = keras.Input(shape=(2,))
+    model = keras.Model(inputs, counter(inputs, training=True))
+    assert float(counter.calls.numpy()) == 0.0          # output-shape probes are undone
+    model(np.ones((1, 2), np.float32))
+    assert float(counter.calls.numpy()) == 1.0          # training=True was recorded
+
+
+def test_mask_is_dropped_for_layers_without_one():
+    y = keras.layers.Dense(1, kernel_initializer="ones")(np.ones((1, 2), np.float32),
+                                                         mask=None)
+    assert float(y.numpy()) == 2.0

@@ -255,3 +255,10 @@ def test_feature_extractor_from_layer_outputs():
     shared(shared(a_in))
     with pytest.raises(AttributeError, match="multiple inbound nodes"):
         shared.output
+
+
+def test_subclassed_model_build_creates_weights():
+    model = TwoLayers()
+    model.build((None, 5))
+    assert [tuple(w.shape) for w in model.weights] == [(3, 2), (2,), (5, 3), (3,)]
+    assert "│ dense (Dense)                   │ ?" in _summary_text(model)

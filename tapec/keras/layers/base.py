@@ -135,16 +135,23 @@ class Layer(Module):
             layer.trainable = value
 
     # --- weights ---------------------------------------------------------------------------
-    def add_weight(self, shape: Any = None, initializer: Any = "glorot_uniform",
-                   dtype: Any = None, trainable: bool = True, name: str | None = None,
-                   regularizer: Any = None, constraint: Any = None, **kwargs: Any) -> Variable:
-        """A new Variable owned by this layer: `initializer(shape, dtype=dtype)` (a name
-        such as "zeros" or a callable), float32 unless `dtype` or the layer's dtype says
-        otherwise. Its regularizer's penalty joins `losses`."""
+    def add_weight(self, shape: Any = None, initializer: Any = None, dtype: Any = None,
+                   trainable: bool = True, autocast: bool = True, regularizer: Any = None,
+                   constraint: Any = None, aggregation: str = "none",
+                   overwrite_with_gradient: bool = False, name: str | None = None,
+                   **kwargs: Any) -> Variable:
+        """A new Variable owned by this layer (Keras 3's signature): its value is
+        `initializer(shape, dtype=dtype)` (a name such as "zeros", an Initializer or a
+        callable; by default "glorot_uniform" for floating dtypes, "zeros" otherwise),
+        its dtype the layer's unless `dtype` says otherwise. A regularizer's penalty
+        joins `losses`; a constraint is kept on the Variable for optimizers to apply."""
+        if kwargs:
+            raise TypeError(f"add_weight: unexpected keyword arguments {sorted(kwargs)}")
         shape = () if shape is None else tuple(int(d) for d in shape)
         dtype = _dtype_name(dtype) if dtype is not None else self._dtype
-        init = initializers.get(initializer) if initializer is not None else \
-            initializers.get("zeros")
+        if initializer is None:
+            initializer = "glorot_uniform" if np.dtype(dtype).kind == "f" else "zeros"
+        init = initializers.get(initializer)
         name = name or "variable"
         with outside_traces(), self._name_scope:
             value = init(shape, dtype=dtype)
@@ -206,9 +213,20 @@ class Layer(Module):
         return [w for w in self.weights if not w.trainable] if self._trainable else \
             self.weights
 
-    variables = weights
-    trainable_variables = trainable_weights
-    non_trainable_variables = non_trainable_weights
+    @property
+    def variables(self) -> list[Variable]:
+        """The same list as `weights`."""
+        return self.weights
+
+    @property
+    def trainable_variables(self) -> list[Variable]:
+        """The same list as `trainable_weights`."""
+        return self.trainable_weights
+
+    @property
+    def non_trainable_variables(self) -> list[Variable]:
+        """The same list as `non_trainable_weights`."""
+        return self.non_trainable_weights
 
     def get_weights(self) -> list[np.ndarray]:
         """The weights' values as NumPy arrays, in `weights` order."""
@@ -288,8 +306,11 @@ class Layer(Module):
             training = _enclosing_training()
         if training is None:
             training = self._call_parameters().get("training")
-        if "training" in self._call_parameters():
+        parameters = self._call_parameters()
+        if "training" in parameters:
             kwargs["training"] = training
+        if "mask" in kwargs and "mask" not in parameters:
+            del kwargs["mask"]          # layers that take no mask ignore one (Keras 3)
         outermost = not hasattr(_call_state, "training")
         if outermost:
             self._clear_losses()
