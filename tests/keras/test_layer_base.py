@@ -257,4 +257,4 @@ def test_symbolic_calls_leave_state_unchanged():
 def test_mask_is_dropped_for_layers_without_one():
     y = keras.layers.Dense(1, kernel_initializer="ones")(np.ones((1, 2), np.float32),
                                                          mask=None)
-    assert float(y.numpy()) == 2.0
+    assert y.numpy().tolist() == [[2.0]]
