@@ -10,7 +10,8 @@ keras/training.py) and `summary`, `get_layer`, saving.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -207,8 +208,9 @@ class Sequential(Model):
                 self._input_batch_shape = layer._input_shape_arg
             self._layers.append(layer)
         else:
-            raise ValueError(f"Only instances of `keras.Layer` can be added to a Sequential "
-                             f"model. Received: {layer!r:.80} (of type {type(layer)})")
+            raise ValueError(  # noqa: TRY004 (the error Keras raises)
+                f"Only instances of `keras.Layer` can be added to a Sequential "
+                f"model. Received: {layer!r:.80} (of type {type(layer)})")
         if rebuild:
             self._maybe_rebuild()
 

@@ -71,7 +71,7 @@ def test_activation_options():
 
 def test_relu_options_against_tensorflow():
     tf_real = pytest.importorskip("tensorflow")
-    kwargs = dict(negative_slope=0.1, max_value=2.0, threshold=1.0)
+    kwargs = {"negative_slope": 0.1, "max_value": 2.0, "threshold": 1.0}
     np.testing.assert_allclose(keras.activations.relu(tf.constant(x), **kwargs).numpy(),
                                tf_real.keras.activations.relu(x, **kwargs).numpy(), rtol=1e-6)
 

@@ -254,7 +254,7 @@ def test_feature_extractor_from_layer_outputs():
     a_in = keras.Input(shape=(1,))
     shared(shared(a_in))
     with pytest.raises(AttributeError, match="multiple inbound nodes"):
-        shared.output
+        _ = shared.output
 
 
 def test_subclassed_model_build_creates_weights():

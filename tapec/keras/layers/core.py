@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -185,9 +186,10 @@ class TensorOperation(Layer):
     """An arithmetic operator applied to KerasTensors (`x + y`, `2 * x`, `-x`, ...) in
     a functional model: the operation's name and any Python-number operand."""
 
-    FUNCTIONS = {"add": operator.add, "subtract": operator.sub, "multiply": operator.mul,
-                 "divide": operator.truediv, "matmul": operator.matmul,
-                 "power": operator.pow, "negative": operator.neg}
+    FUNCTIONS: ClassVar[dict[str, Callable]] = {
+        "add": operator.add, "subtract": operator.sub, "multiply": operator.mul,
+        "divide": operator.truediv, "matmul": operator.matmul, "power": operator.pow,
+        "negative": operator.neg}
 
     def __init__(self, operation: str, constant: float | None = None,
                  constant_first: bool = False, key: Any = None, **kwargs: Any) -> None:
