@@ -258,3 +258,14 @@ def test_mask_is_dropped_for_layers_without_one():
     y = keras.layers.Dense(1, kernel_initializer="ones")(np.ones((1, 2), np.float32),
                                                          mask=None)
     assert y.numpy().tolist() == [[2.0]]
+
+
+def test_losses_of_frozen_weights_and_shared_layers_count_once():
+    dense = keras.layers.Dense(2, kernel_regularizer="l2")
+    inputs = keras.Input(shape=(2,))
+    model = keras.Model(inputs, dense(dense(inputs)))
+    kernel = dense.kernel.numpy()
+    np.testing.assert_allclose([float(v) for v in model.losses],
+                               [0.01 * np.sum(kernel ** 2)], rtol=1e-6)
+    dense.trainable = False                   # Keras 3 regularizes trainable weights only
+    assert model.losses == []

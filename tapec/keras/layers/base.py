@@ -260,18 +260,31 @@ class Layer(Module):
 
     @property
     def losses(self) -> list[Any]:
-        """The losses added in the last call and the weight regularizers' penalties, this
-        layer's and its sublayers'."""
-        found = list(self._call_losses)
-        found += [regularizer(variable) for variable, regularizer in self._regularized]
-        for layer in self._sublayers():
-            found += layer.losses
+        """As Keras 3: the losses `add_loss` received in the latest call, this layer's and
+        every sublayer's, then the regularizers' penalties on the trainable weights."""
+        layers = self._flatten_layers()
+        found = [loss for layer in layers for loss in layer._call_losses]
+        regularizers_by_weight = {id(variable): regularizer for layer in layers
+                                  for variable, regularizer in layer._regularized}
+        found += [regularizers_by_weight[id(w)](w) for w in self.trainable_weights
+                  if id(w) in regularizers_by_weight]
+        return found
+
+    def _flatten_layers(self) -> list[Layer]:
+        """This layer and every layer below it, each once (depth first)."""
+        found, seen, pending = [], set(), [self]
+        while pending:
+            layer = pending.pop(0)
+            if id(layer) in seen:
+                continue
+            seen.add(id(layer))
+            found.append(layer)
+            pending = layer._sublayers() + pending
         return found
 
     def _clear_losses(self) -> None:
-        self._call_losses = []
-        for layer in self._sublayers():
-            layer._clear_losses()
+        for layer in self._flatten_layers():
+            layer._call_losses = []
 
     # --- building and calling --------------------------------------------------------------
     def build(self, input_shape: Any = None) -> None:
