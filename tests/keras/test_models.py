@@ -262,3 +262,27 @@ def test_subclassed_model_build_creates_weights():
     model.build((None, 5))
     assert [tuple(w.shape) for w in model.weights] == [(3, 2), (2,), (5, 3), (3,)]
     assert "│ dense (Dense)                   │ ?" in _summary_text(model)
+
+
+def test_models_match_keras_with_the_same_weights():
+    tf_real = pytest.importorskip("tensorflow")
+
+    def sequential(k):
+        return k.Sequential([k.Input(shape=(5,), dtype="int32"), k.layers.Embedding(20, 4),
+                             k.layers.Flatten(), k.layers.Dense(6, activation="selu"),
+                             k.layers.Dropout(0.3), k.layers.Reshape((3, 2)),
+                             k.layers.Activation("softmax")])
+
+    def functional(k):
+        a, b = k.Input(shape=(3,)), k.Input(shape=(3,))
+        shared = k.layers.Dense(3, activation="elu")
+        h = k.layers.Dense(2, activation="gelu")(shared(a) * 2.0 - shared(b))
+        return k.Model([a, b], [h, shared(b)])
+
+    x_seq = rng.integers(0, 20, size=(4, 5)).astype(np.int32)
+    x_fun = [rng.normal(size=(4, 3)).astype(np.float32) for _ in range(2)]
+    for build, x in ((sequential, x_seq), (functional, x_fun)):
+        ours, theirs = build(keras), build(tf_real.keras)
+        theirs.set_weights(ours.get_weights())
+        for got, want in zip(tf.nest.flatten(ours(x)), tf_real.nest.flatten(theirs(x))):
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
