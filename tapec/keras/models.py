@@ -77,6 +77,12 @@ class Model(Trainer, Layer):
             layer._output_shape = None
             pending += layer._sublayers()
 
+    def _build_with(self, input_shape: Any) -> None:
+        if type(self).build is Model.build:   # the first call creates the weights itself
+            self.built = True
+            return
+        super()._build_with(input_shape)
+
     def _sublayers(self) -> list[Layer]:
         if getattr(self, "_graph", None) is not None:
             return [layer for layer in self._graph.layers if layer is not self]
