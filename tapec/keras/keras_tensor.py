@@ -188,8 +188,10 @@ def _shapes(structure):
 def symbolic_call(layer, inputs, args, kwargs):
     """Call `layer` on KerasTensors: build it from their shapes, record a Node, and
     return KerasTensors shaped as its outputs."""
+    layer._check_input_spec(inputs)
     if not layer.built:
         layer._build_with(_shapes(inputs))
+        layer._check_input_spec(inputs)
     kwargs = {k: v for k, v in kwargs.items() if k != "training" or v is not None}
     spec = _output_spec(layer, inputs, args, kwargs)
     node_index = len(layer._inbound_nodes)
