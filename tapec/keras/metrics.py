@@ -15,7 +15,8 @@ import numpy as np
 
 from ..ops import elementwise as ew
 from ..ops.reduce import argmax, reduce_mean, reduce_sum
-from ..ops.shape import broadcast_to, cast, identity, shape as shape_of, squeeze
+from ..ops.math_extra import size
+from ..ops.shape import cast, identity, shape as shape_of, squeeze
 from ..tensor import Variable
 from . import losses as losses_module
 from .loss_functions import (as_tensor, binary_crossentropy, categorical_crossentropy,
@@ -96,8 +97,8 @@ class Metric:
 def _samplewise(values, sample_weight, reduce_fn, dtype):
     """Keras 3's reduction of `values` to one value per sample, weighted: the weights'
     rank is matched to the values', the values are reduced (`reduce_fn`) down to the
-    weights' rank and multiplied by the broadcast weights, and anything left beyond the
-    batch axis is reduced. Returns (values, weights per sample or None)."""
+    weights' rank and multiplied by the weights (broadcasting), and anything left beyond
+    the batch axis is reduced. Returns (values, the rank-matched weights or None)."""
     values = as_tensor(values, dtype)
     if sample_weight is not None:
         sample_weight = as_tensor(sample_weight, dtype)
@@ -105,13 +106,22 @@ def _samplewise(values, sample_weight, reduce_fn, dtype):
         weight_rank, value_rank = len(sample_weight.shape), len(values.shape)
         if value_rank > weight_rank:
             values = reduce_fn(values, axis=list(range(weight_rank, value_rank)))
-        sample_weight = broadcast_to(sample_weight, shape_of(values))
         values = ew.multiply(values, sample_weight)
-        if weight_rank > 1:
-            sample_weight = reduce_fn(sample_weight, axis=list(range(1, weight_rank)))
     if len(values.shape) > 1:
         values = reduce_fn(values, axis=list(range(1, len(values.shape))))
     return values, sample_weight
+
+
+def _weight_count(values, sample_weight, dtype):
+    """What Keras 3 adds to a Mean's count: the sum of the weights broadcast to the
+    weighted values' shape and averaged down to one per sample. Broadcasting repeats
+    every weight equally often, so that is sum(weights) * samples / size(weights), with
+    no shape read that would tie a traced program to one batch size."""
+    samples = cast(shape_of(values)[0], dtype) if values.shape else as_tensor(1, dtype)
+    if sample_weight is None:
+        return samples
+    return ew.multiply(reduce_sum(sample_weight),
+                       ew.divide(samples, cast(size(sample_weight), dtype)))
 
 
 class Sum(Metric):
@@ -141,13 +151,7 @@ class Mean(Metric):
     def update_state(self, values, sample_weight=None):
         values, sample_weight = _samplewise(values, sample_weight, reduce_mean, self.dtype)
         self.total.assign_add(reduce_sum(values))
-        if sample_weight is not None:
-            samples = reduce_sum(sample_weight)
-        elif values.shape:
-            samples = cast(shape_of(values)[0], self.dtype)
-        else:
-            samples = as_tensor(1, self.dtype)
-        self.count.assign_add(samples)
+        self.count.assign_add(_weight_count(values, sample_weight, self.dtype))
 
     def result(self):
         return divide_no_nan(identity(self.total), self.count)

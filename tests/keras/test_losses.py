@@ -228,6 +228,22 @@ def test_a_loss_inside_tapec_function_gives_the_eager_value_and_gradient():
     np.testing.assert_allclose(traced_grad.numpy(), eager_grad.numpy(), rtol=1e-5, atol=1e-7)
 
 
+@pytest.mark.parametrize("case", ["mse", "huber", "bce_smoothing", "cce", "sparse_logits"])
+def test_one_trace_serves_every_batch_size(case):
+    cls, kwargs, y_true, y_pred, _ = CASES[case]
+    loss = cls(**kwargs)
+    true_spec = tf.TensorSpec((None,) + y_true.shape[1:],
+                              tf.int64 if y_true.dtype.kind == "i" else tf.float32)
+    traced = tf.function(lambda t, p: loss(t, p, sample_weight=tf.abs(p[:, 0])),
+                         input_signature=[true_spec, tf.TensorSpec((None, C), tf.float32)])
+    for rows in ([0, 1, 2, 3], [1, 2], [0, 1, 2, 3, 0, 1, 2]):
+        t, p = y_true[rows], y_pred[rows].astype(np.float32)
+        np.testing.assert_allclose(traced(t.astype(true_spec.dtype.name), p).numpy(),
+                                   loss(t, p, sample_weight=np.abs(p[:, 0])).numpy(),
+                                   rtol=1e-6)
+    assert traced.experimental_get_tracing_count() == 1
+
+
 def test_ignore_class_leaves_labels_out_of_the_mean():
     labels = np.array([0, -1, 2, -1])
     probs = _probabilities((N, C))

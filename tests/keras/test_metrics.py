@@ -149,6 +149,27 @@ def test_metric_state_carries_across_tapec_function_calls():
     assert traced.result().numpy() == 0.0
 
 
+@pytest.mark.parametrize("name", ["mse", "binary_accuracy", "categorical_accuracy",
+                                  "sparse_categorical_accuracy"])
+def test_one_trace_updates_the_state_for_every_batch_size(name):
+    cls, kind, _ = STREAMED[name]
+    traced, eager = cls(), cls()
+    batches = _batches(kind, n=6)
+    y_true0, y_pred0, _ = batches[0]
+    true_dtype = tf.int64 if y_true0.dtype.kind == "i" else tf.float32
+    update = tf.function(lambda t, p, w: traced.update_state(t, p, sample_weight=w),
+                         input_signature=[tf.TensorSpec((None,) + y_true0.shape[1:], true_dtype),
+                                          tf.TensorSpec((None,) + y_pred0.shape[1:], tf.float32),
+                                          tf.TensorSpec((None,), tf.float32)])
+    for (y_true, y_pred, _), rows in zip(batches, ([0, 1, 2], [1, 2, 3, 4, 5], [0, 5])):
+        t, p = y_true[rows].astype(true_dtype.name), y_pred[rows].astype(np.float32)
+        w = np.linspace(0.5, 1.5, len(rows)).astype(np.float32)
+        update(t, p, w)
+        eager.update_state(t, p, sample_weight=w)
+        np.testing.assert_allclose(traced.result().numpy(), eager.result().numpy(), rtol=1e-6)
+    assert update.experimental_get_tracing_count() == 1
+
+
 def test_a_train_step_with_loss_tracker_and_metrics_in_tapec_function():
     # The shape of a compiled train step: a tape, an update, a "loss" Mean weighted by
     # the batch size, and an accuracy metric, all traced once and replayed.
@@ -288,3 +309,19 @@ def test_resolve_matches_keras_compile(keras):
                                    y_pred_shape=y_pred_shape)
             assert type(ours).__name__ == type(theirs).__name__
             assert ours.name == theirs.name
+
+
+def test_mean_weighting_of_every_rank_matches_keras(keras):
+    values = RNG.normal(size=(4, 3)).astype(np.float32)
+    for weights in (None, 2.0, RNG.uniform(size=4), RNG.uniform(size=(4, 1)),
+                    RNG.uniform(size=(4, 3))):
+        for name in ("Mean", "Sum"):
+            theirs, ours = getattr(keras.metrics, name)(), getattr(metrics, name)()
+            for _ in range(2):
+                theirs.update_state(values, sample_weight=weights)
+                ours.update_state(values, sample_weight=weights)
+            np.testing.assert_allclose(ours.result().numpy(), np.asarray(theirs.result()),
+                                       rtol=1e-6, atol=1e-6, err_msg=f"{name} weights {weights}")
+            for mine, keras_variable in zip(ours.variables, theirs.variables):
+                np.testing.assert_allclose(mine.numpy(), np.asarray(keras_variable), rtol=1e-6,
+                                           atol=1e-6)
