@@ -32,7 +32,7 @@ class Metric:
     variable to zeros, and calling the metric updates it and returns the result."""
 
     def __init__(self, dtype=None, name=None):
-        self.name = name or losses_module._snake_case(type(self).__name__)
+        self.name = name or losses_module.snake_case(type(self).__name__)
         self._dtype = dtype_name(dtype)
         self._variables = []
 
@@ -322,7 +322,7 @@ _CLASSES = (Metric, Mean, Sum, MeanMetricWrapper, Accuracy, BinaryAccuracy,
             CategoricalCrossentropy, SparseCategoricalCrossentropy)
 # Keras 3's lookup table: class names, their snake_case forms, and the short aliases.
 _BY_NAME = {cls.__name__: cls for cls in _CLASSES}
-_BY_NAME.update({losses_module._snake_case(cls.__name__): cls for cls in _CLASSES})
+_BY_NAME.update({losses_module.snake_case(cls.__name__): cls for cls in _CLASSES})
 _BY_NAME.update({"mse": MeanSquaredError, "MSE": MeanSquaredError, "mae": MeanAbsoluteError,
                  "MAE": MeanAbsoluteError, "bce": BinaryCrossentropy,
                  "BCE": BinaryCrossentropy})
@@ -358,9 +358,9 @@ _ACCURACY_FOR_LOSS = {"binary_crossentropy": BinaryAccuracy, "bce": BinaryAccura
 
 def _loss_name(loss):
     if isinstance(loss, str):
-        return losses_module._snake_case(loss) if loss[:1].isupper() else loss.lower()
+        return losses_module.snake_case(loss) if loss[:1].isupper() else loss.lower()
     fn = getattr(loss, "fn", loss)      # a LossFunctionWrapper names its function
-    return getattr(fn, "__name__", losses_module._snake_case(type(loss).__name__))
+    return getattr(fn, "__name__", losses_module.snake_case(type(loss).__name__))
 
 
 def _accuracy_class(identifier, loss, y_true_shape, y_pred_shape):

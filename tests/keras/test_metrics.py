@@ -131,6 +131,31 @@ def test_state_is_in_non_trainable_variables_and_resets():
     assert [v.numpy() for v in metric.variables] == [0.0, 0.0]
 
 
+def test_a_metric_subclass_keeps_its_own_state():
+    class LargestError(metrics.Metric):
+        def __init__(self, name=None, dtype=None):
+            super().__init__(name=name, dtype=dtype)
+            self.largest = self.add_variable(shape=(), initializer="zeros", name="largest")
+
+        def update_state(self, y_true, y_pred, sample_weight=None):
+            error = tf.reduce_max(tf.abs(tf.constant(y_true, tf.float32) - y_pred))
+            self.largest.assign(tf.maximum(self.largest, error))
+
+        def result(self):
+            return tf.identity(self.largest)
+
+    metric = LargestError()
+    assert metric.name == "largest_error" and metric.get_config() == {
+        "name": "largest_error", "dtype": "float32"}
+    metric.update_state([1.0, 2.0], tf.constant([1.5, 2.0]))
+    metric.update_state([0.0], tf.constant([0.25]))
+    assert metric.result().numpy() == 0.5
+    metric.reset_state()
+    assert metric.result().numpy() == 0.0
+    with pytest.raises(ValueError, match="unknown initializer 'glorot'"):
+        metric.add_variable(initializer="glorot")
+
+
 def test_metric_state_carries_across_tapec_function_calls():
     traced, eager = metrics.SparseCategoricalAccuracy(), metrics.SparseCategoricalAccuracy()
 
