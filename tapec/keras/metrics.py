@@ -14,8 +14,8 @@ with each batch's loss and `sample_weight=batch_size`, as Keras 3's trainer does
 import numpy as np
 
 from ..ops import elementwise as ew
-from ..ops.reduce import argmax, reduce_mean, reduce_sum
 from ..ops.math_extra import size
+from ..ops.reduce import argmax, reduce_mean, reduce_sum
 from ..ops.shape import cast, identity, shape as shape_of, squeeze
 from ..tensor import Variable
 from . import losses as losses_module

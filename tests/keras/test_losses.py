@@ -314,6 +314,8 @@ def test_get_resolves_names_as_keras_3_does():
     assert losses.get("MAE") is losses.mean_absolute_error
     assert losses.get("sparse_categorical_crossentropy") is losses.sparse_categorical_crossentropy
     assert isinstance(losses.get("Huber"), losses.Huber)
+    assert losses.get("kld") is losses.KLD is losses.kl_divergence
+    assert losses.get("MAPE") is losses.mean_absolute_percentage_error
     instance = losses.BinaryCrossentropy(from_logits=True)
     assert losses.get(instance) is instance
     assert losses.get(None) is None

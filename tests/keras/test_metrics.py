@@ -235,6 +235,8 @@ def test_get_resolves_names_as_keras_3_does():
     assert isinstance(metrics.get("mse"), metrics.MeanSquaredError)
     assert isinstance(metrics.get("mean_absolute_error"), metrics.MeanAbsoluteError)
     assert isinstance(metrics.get("accuracy"), metrics.Accuracy)
+    assert isinstance(metrics.get("msle"), metrics.MeanSquaredLogarithmicError)
+    assert metrics.get("log_cosh_error").name == "logcosh"
     assert isinstance(metrics.get("SparseCategoricalAccuracy"), metrics.SparseCategoricalAccuracy)
     config = {"class_name": "BinaryAccuracy", "config": {"threshold": 0.7}}
     assert metrics.get(config).threshold == 0.7
