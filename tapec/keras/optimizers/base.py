@@ -358,7 +358,8 @@ class Optimizer:
         for variable in variables:
             if self._use_weight_decay(variable):
                 lr = cast(learning_rate, variable.dtype)
-                variable.assign(variable - variable * self.weight_decay * lr)
+                decay = cast(self.weight_decay, variable.dtype)
+                variable.assign(variable - variable * decay * lr)
 
     # -- configuration ---------------------------------------------------------------
 
