@@ -126,21 +126,54 @@ def test_updates_follow_keras_formulas(name, kwargs, update, arguments):
     assert optimizer.iterations.numpy() == 4 and optimizer.iterations.dtype == tf.int64
 
 
+def run_tensorflow(keras_real, name, kwargs, steps):
+    tf_real = pytest.importorskip("tensorflow")
+    variables = [tf_real.Variable(w.astype(np.float32)) for w in initial_weights()]
+    if "schedule" in kwargs:
+        schedule_name, args, schedule_kwargs = kwargs.pop("schedule")
+        kwargs["learning_rate"] = getattr(keras_real.optimizers.schedules, schedule_name)(
+            *args, **schedule_kwargs)
+    reference = getattr(keras_real.optimizers, name)(**kwargs)
+    for grads in gradient_sequence(steps):
+        reference.apply_gradients(zip([tf_real.constant(g.astype(np.float32)) for g in grads],
+                                      variables))
+    return [v.numpy() for v in variables], reference
+
+
 @pytest.mark.parametrize("name,kwargs,update,arguments", CASES, ids=IDS)
 def test_updates_match_tensorflow(keras_real, name, kwargs, update, arguments):
     got, optimizer, _ = run_tapec(name, kwargs, np.float32, steps=5)
-    tf_real = pytest.importorskip("tensorflow")
-    variables = [tf_real.Variable(w.astype(np.float32)) for w in initial_weights()]
-    reference = getattr(keras_real.optimizers, name)(**kwargs)
-    for grads in gradient_sequence(5):
-        reference.apply_gradients(zip([tf_real.constant(g.astype(np.float32)) for g in grads],
-                                      variables))
-    for g, v in zip(got, variables):
-        np.testing.assert_allclose(g, v.numpy(), rtol=2e-5, atol=2e-6)
+    want, reference = run_tensorflow(keras_real, name, dict(kwargs), steps=5)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=2e-5, atol=2e-6)
     assert [v.name.split("/")[-1].split(":")[0] for v in optimizer.variables][:2] == \
         [v.name for v in reference.variables][:2]
     assert len(optimizer.variables) == len(reference.variables)
     assert optimizer.get_config().keys() == reference.get_config().keys()
+
+
+WITH_BASE_OPTIONS = [
+    ("Adam", dict(learning_rate=0.1, weight_decay=0.2, global_clipnorm=1.0)),
+    ("SGD", dict(learning_rate=0.2, momentum=0.5, clipnorm=0.7, loss_scale_factor=2.0)),
+    ("RMSprop", dict(learning_rate=0.05, clipvalue=0.5, weight_decay=0.1)),
+    ("AdamW", dict(schedule=("CosineDecay", (0.05, 4), dict(warmup_target=0.2,
+                                                              warmup_steps=2))),),
+    ("Adagrad", dict(schedule=("PiecewiseConstantDecay", ([1, 3], [0.3, 0.2, 0.1]), {}))),
+]
+
+
+@pytest.mark.parametrize("name,kwargs", WITH_BASE_OPTIONS,
+                         ids=[n + "-" + "-".join(kw) for n, kw in WITH_BASE_OPTIONS])
+def test_clipping_decay_and_schedules_match_tensorflow(keras_real, name, kwargs):
+    """The base's steps (unscale, clip, decay, schedule at `iterations`) in Keras's order."""
+    ours = dict(kwargs)
+    if "schedule" in ours:
+        schedule_name, args, schedule_kwargs = ours.pop("schedule")
+        ours["learning_rate"] = getattr(K.schedules, schedule_name)(*args, **schedule_kwargs)
+    got, _, _ = run_tapec(name, ours, np.float32, steps=5)
+    want, _ = run_tensorflow(keras_real, name, dict(kwargs), steps=5)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=2e-5, atol=2e-6)
 
 
 @pytest.mark.parametrize("name,kwargs,update,arguments", CASES[2::2], ids=IDS[2::2])
@@ -412,3 +445,43 @@ def test_configs_match_tensorflow(keras_real):
         ours = getattr(K, name)(name="opt").get_config()
         theirs = getattr(keras_real.optimizers, name)(name="opt").get_config()
         assert ours == theirs
+
+
+def test_saved_state_restores_the_trajectory():
+    """An optimizer restored from `save_own_variables` continues exactly as the original."""
+    def fresh():
+        return tf.Variable(np.array([1.0, -1.0], np.float32), name="w"), K.Adam(0.1)
+
+    grads = [tf.constant([0.5, -0.2]), tf.constant([0.1, 0.4]), tf.constant([-0.3, 0.2])]
+    w, optimizer = fresh()
+    optimizer.apply_gradients([(grads[0], w)])
+    store = {}
+    optimizer.save_own_variables(store)
+    saved_w = w.numpy()
+    optimizer.apply_gradients([(grads[1], w)])
+    w2, restored = fresh()
+    with pytest.warns(UserWarning, match="Skipping variable loading"):
+        restored.load_own_variables(store)            # not built: skipped, as Keras
+    restored.build([w2])
+    restored.load_own_variables(store)
+    w2.assign(saved_w)
+    restored.apply_gradients([(grads[1], w2)])
+    np.testing.assert_array_equal(w2.numpy(), w.numpy())
+    assert restored.iterations.numpy() == 2
+
+
+def test_custom_optimizer_with_keras_helpers_and_excluded_variables():
+    class SignDescent(K.Optimizer):
+        def update_step(self, gradient, variable, learning_rate):
+            self.assign_sub(variable, tf.cast(learning_rate, variable.dtype)
+                            * tf.math.sign(gradient))
+
+    a, b = tf.Variable([1.0, 2.0]), tf.Variable([3.0])
+    optimizer = SignDescent(learning_rate=tf.constant(0.5), weight_decay=0.1)
+    optimizer.exclude_from_weight_decay(var_list=[b])
+    optimizer.apply_gradients([(tf.constant([3.0, -2.0]), a), (tf.constant([1.0]), b)])
+    np.testing.assert_allclose(a.numpy(), np.array([1.0, 2.0]) * 0.95 - [0.5, -0.5],
+                               rtol=1e-6)
+    np.testing.assert_allclose(b.numpy(), [2.5])
+    with pytest.raises(NotImplementedError, match="update_step"):
+        K.Optimizer(0.1).apply_gradients([(tf.constant([1.0]), tf.Variable([1.0]))])
