@@ -122,6 +122,7 @@ class Optimizer:
         self._trainable_variables: list = []
         self._index_by_id: dict[int, int] = {}
         self._exclude_ids: set[int] = set()
+        self._excluded_variables: list = []     # keeps the excluded ids valid
         self._exclude_pattern: str | None = None
         self._iterations = self.add_variable((), initializer=0, dtype="int64",
                                              name="iteration")
@@ -246,7 +247,7 @@ class Optimizer:
                              "the optimizer is built.")
         if var_list:
             self._exclude_ids = {id(v) for v in var_list}
-            self._excluded_variables = list(var_list)    # keeps the ids valid
+            self._excluded_variables = list(var_list)
         if var_names:
             self._exclude_pattern = "|".join(re.escape(str(n)) for n in var_names)
 
