@@ -176,8 +176,12 @@ def test_clipping_decay_and_schedules_match_tensorflow(keras_real, name, kwargs)
         np.testing.assert_allclose(g, w, rtol=2e-5, atol=2e-6)
 
 
-@pytest.mark.parametrize("name,kwargs,update,arguments", CASES[2::2], ids=IDS[2::2])
-def test_a_traced_step_matches_eager(name, kwargs, update, arguments):
+TRACED = [(name, kwargs) for name, kwargs, _, _ in CASES[2::2]] + WITH_BASE_OPTIONS[:2]
+
+
+@pytest.mark.parametrize("name,kwargs", TRACED,
+                         ids=[n + "-" + "-".join(map(str, kw.values())) for n, kw in TRACED])
+def test_a_traced_step_matches_eager(name, kwargs):
     eager, _, _ = run_tapec(name, kwargs, np.float32, steps=6)
     traced, optimizer, step = run_tapec(name, kwargs, np.float32, steps=6, traced=True)
     for a, b in zip(traced, eager):
