@@ -211,6 +211,14 @@ def cosine(step, lr, decay_steps, alpha=0.0, warmup_target=None, warmup_steps=0)
     return lr * ((1 - alpha) * 0.5 * (1 + math.cos(math.pi * fraction)) + alpha)
 
 
+def polynomial(step, lr, decay_steps, end_learning_rate=0.0001, power=1.0, cycle=False):
+    if cycle:
+        decay_steps *= max(1, math.ceil(step / decay_steps))
+    else:
+        step = min(step, decay_steps)
+    return (lr - end_learning_rate) * (1 - step / decay_steps) ** power + end_learning_rate
+
+
 def piecewise(step, boundaries, values):
     return next((v for b, v in zip(boundaries, values) if step <= b), values[-1])
 
@@ -224,6 +232,9 @@ SCHEDULES = [
     ("CosineDecay", (0.1, 10), dict(alpha=0.2, warmup_target=0.5, warmup_steps=4), cosine),
     ("CosineDecay", (0.1, 10), dict(warmup_steps=4), cosine),     # no target: no warmup
     ("PiecewiseConstantDecay", ([3, 7], [1.0, 0.5, 0.1]), {}, piecewise),
+    ("PolynomialDecay", (0.1, 6), {}, polynomial),
+    ("PolynomialDecay", (0.1, 4), dict(end_learning_rate=0.01, power=2.0, cycle=True),
+     polynomial),
 ]
 SCHEDULE_IDS = [f"{n}-{'-'.join(map(str, kw))}" for n, _, kw, _ in SCHEDULES]
 STEPS = [0, 1, 3, 4, 7, 8, 12, 30]

@@ -9,13 +9,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ...ops.elementwise import cos, floor, less, less_equal, minimum, where
+from ...ops.elementwise import cos, equal, floor, less, less_equal, minimum, where
 from ...ops.elementwise import pow as power
+from ...ops.elementwise_math import ceil
 from ...ops.shape import cast
 from ...tensor import convert_to_tensor
 
 __all__ = ["LearningRateSchedule", "ExponentialDecay", "InverseTimeDecay",
-           "PiecewiseConstantDecay", "CosineDecay", "serialize", "deserialize"]
+           "PiecewiseConstantDecay", "PolynomialDecay", "CosineDecay", "serialize",
+           "deserialize"]
 
 
 def _step_as(step, dtype: str):
@@ -115,6 +117,39 @@ class PiecewiseConstantDecay(LearningRateSchedule):
         return {"boundaries": self.boundaries, "values": self.values, "name": self.name}
 
 
+class PolynomialDecay(LearningRateSchedule):
+    """(initial - end) * (1 - step / decay_steps) ** power + end, with the step held at
+    `decay_steps` after it; with `cycle` the horizon grows instead to the next multiple
+    of `decay_steps` (decay_steps * ceil(step / decay_steps), at least decay_steps)."""
+
+    def __init__(self, initial_learning_rate: float, decay_steps: int,
+                 end_learning_rate: float = 0.0001, power: float = 1.0, cycle: bool = False,
+                 name: str = "PolynomialDecay") -> None:
+        _check_decay_steps(decay_steps)
+        self.initial_learning_rate, self.decay_steps = initial_learning_rate, decay_steps
+        self.end_learning_rate, self.power = end_learning_rate, power
+        self.cycle, self.name = cycle, name
+
+    def __call__(self, step):
+        step = _step_as(step, "float32")
+        horizon = float(self.decay_steps)
+        if self.cycle:
+            cycles = where(equal(step, 0.0), 1.0, ceil(step / horizon))
+            horizon = horizon * cycles
+        else:
+            step = minimum(step, horizon)
+        end = float(self.end_learning_rate)
+        remaining = 1.0 - step / horizon
+        return (float(self.initial_learning_rate) - end) * power(remaining,
+                                                                 float(self.power)) + end
+
+    def get_config(self) -> dict:
+        return {"initial_learning_rate": self.initial_learning_rate,
+                "decay_steps": self.decay_steps,
+                "end_learning_rate": self.end_learning_rate, "power": self.power,
+                "cycle": self.cycle, "name": self.name}
+
+
 class CosineDecay(LearningRateSchedule):
     """Cosine decay from the rate r0 to alpha * r0 over `decay_steps` steps:
     r0 * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, decay_steps) / decay_steps)) + alpha).
@@ -155,7 +190,8 @@ class CosineDecay(LearningRateSchedule):
 
 
 _SCHEDULES = {cls.__name__: cls for cls in (ExponentialDecay, InverseTimeDecay,
-                                            PiecewiseConstantDecay, CosineDecay)}
+                                            PiecewiseConstantDecay, PolynomialDecay,
+                                            CosineDecay)}
 
 
 def serialize(learning_rate_schedule: LearningRateSchedule) -> dict:
