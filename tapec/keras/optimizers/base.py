@@ -196,8 +196,8 @@ class Optimizer:
         if not isinstance(fill, numbers.Number):
             raise ValueError(f"{type(self).__name__}.add_variable: initializer must be "
                              f"'zeros', 'ones' or a number, got {initializer!r:.60}")
-        value = np.full(tuple(shape), fill, dtype=np.dtype(str(getattr(dtype, "name", dtype)
-                                                                or "float32")))
+        dtype = "float32" if dtype is None else getattr(dtype, "name", dtype)  # DType or str
+        value = np.full(tuple(shape), fill, dtype=np.dtype(dtype))
         with name_scope(self.name):
             variable = Variable(value, trainable=False, name=name)
         self._variables.append(variable)
