@@ -219,6 +219,14 @@ def polynomial(step, lr, decay_steps, end_learning_rate=0.0001, power=1.0, cycle
     return (lr - end_learning_rate) * (1 - step / decay_steps) ** power + end_learning_rate
 
 
+def restarts(step, lr, first_decay_steps, t_mul=2.0, m_mul=1.0, alpha=0.0):
+    start, period, i = 0, first_decay_steps, 0
+    while step >= start + period:               # walk the periods one by one
+        start, period, i = start + period, period * t_mul, i + 1
+    cosine = 0.5 * m_mul ** i * (1 + math.cos(math.pi * (step - start) / period))
+    return lr * ((1 - alpha) * cosine + alpha)
+
+
 def piecewise(step, boundaries, values):
     return next((v for b, v in zip(boundaries, values) if step <= b), values[-1])
 
@@ -232,6 +240,8 @@ SCHEDULES = [
     ("CosineDecay", (0.1, 10), dict(alpha=0.2, warmup_target=0.5, warmup_steps=4), cosine),
     ("CosineDecay", (0.1, 10), dict(warmup_steps=4), cosine),     # no target: no warmup
     ("PiecewiseConstantDecay", ([3, 7], [1.0, 0.5, 0.1]), {}, piecewise),
+    ("CosineDecayRestarts", (0.1, 3), dict(alpha=0.1), restarts),
+    ("CosineDecayRestarts", (0.1, 4), dict(t_mul=1.0, m_mul=0.5), restarts),
     ("PolynomialDecay", (0.1, 6), {}, polynomial),
     ("PolynomialDecay", (0.1, 4), dict(end_learning_rate=0.01, power=2.0, cycle=True),
      polynomial),
