@@ -510,3 +510,20 @@ def test_custom_optimizer_with_keras_helpers_and_excluded_variables():
     np.testing.assert_allclose(b.numpy(), [2.5])
     with pytest.raises(NotImplementedError, match="update_step"):
         K.Optimizer(0.1).apply_gradients([(tf.constant([1.0]), tf.Variable([1.0]))])
+
+
+def test_minimize_in_a_traced_step_with_a_callable_learning_rate():
+    """A callable rate that reads a Variable follows it at every replay."""
+    w, scale = tf.Variable([1.0, 2.0]), tf.Variable(0.1)
+    optimizer = K.SGD(lambda: scale * 2.0)
+
+    @tf.function
+    def step():
+        optimizer.minimize(lambda: tf.reduce_sum(w * w), [w])
+
+    step()
+    scale.assign(0.05)
+    step()
+    np.testing.assert_allclose(w.numpy(), np.array([1.0, 2.0]) * (1 - 0.4) * (1 - 0.2),
+                               rtol=1e-6)
+    assert step.experimental_get_tracing_count() == 1
