@@ -73,7 +73,7 @@ def adagrad_update(w, g, state, t, lr, initial_accumulator_value=0.1, epsilon=1e
     return w - lr * g / np.sqrt(acc + epsilon)
 
 
-# (class name, constructor arguments, NumPy update, its arguments, weight decay)
+# (class name, constructor arguments, NumPy update, its arguments)
 CASES = [
     ("SGD", dict(learning_rate=0.1), sgd_update, {}),
     ("SGD", dict(learning_rate=0.1, momentum=0.9), sgd_update, dict(momentum=0.9)),
