@@ -159,6 +159,9 @@ WITH_BASE_OPTIONS = [
     ("AdamW", dict(schedule=("CosineDecay", (0.05, 4), dict(warmup_target=0.2,
                                                               warmup_steps=2))),),
     ("Adagrad", dict(schedule=("PiecewiseConstantDecay", ([1, 3], [0.3, 0.2, 0.1]), {}))),
+    ("Adam", dict(learning_rate=0.1, use_ema=True, ema_momentum=0.8)),
+    ("SGD", dict(learning_rate=0.1, momentum=0.5, use_ema=True, ema_momentum=0.5,
+                 ema_overwrite_frequency=2)),
 ]
 
 
@@ -170,13 +173,18 @@ def test_clipping_decay_and_schedules_match_tensorflow(keras_real, name, kwargs)
     if "schedule" in ours:
         schedule_name, args, schedule_kwargs = ours.pop("schedule")
         ours["learning_rate"] = getattr(K.schedules, schedule_name)(*args, **schedule_kwargs)
-    got, _, _ = run_tapec(name, ours, np.float32, steps=5)
-    want, _ = run_tensorflow(keras_real, name, dict(kwargs), steps=5)
+    got, optimizer, _ = run_tapec(name, ours, np.float32, steps=5)
+    want, reference = run_tensorflow(keras_real, name, dict(kwargs), steps=5)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=2e-5, atol=2e-6)
+    assert len(optimizer.variables) == len(reference.variables)
+    for ours_state, their_state in zip(optimizer.variables, reference.variables):
+        np.testing.assert_allclose(ours_state.numpy(), their_state.numpy(), rtol=2e-5,
+                                   atol=2e-6)
 
 
-TRACED = [(name, kwargs) for name, kwargs, _, _ in CASES[2::2]] + WITH_BASE_OPTIONS[:2]
+TRACED = [(name, kwargs) for name, kwargs, _, _ in CASES[2::2]] + WITH_BASE_OPTIONS[:2] \
+    + WITH_BASE_OPTIONS[-1:]
 
 
 @pytest.mark.parametrize("name,kwargs", TRACED,
@@ -398,8 +406,10 @@ def test_bad_variables_and_gradients_raise():
         K.Adam(lr=0.1)
     with pytest.raises(ValueError, match="momentum"):
         K.SGD(momentum=1.5)
-    with pytest.raises(NotImplementedError, match="use_ema"):
-        K.Adam(use_ema=True)
+    with pytest.raises(NotImplementedError, match="gradient_accumulation_steps"):
+        K.Adam(gradient_accumulation_steps=2)
+    with pytest.raises(ValueError, match="ema_momentum"):
+        K.Adam(use_ema=True, ema_momentum=1.5)
     with pytest.raises(ValueError, match="learning_rate"):
         K.Adam(learning_rate="fast")
 
@@ -527,3 +537,18 @@ def test_minimize_in_a_traced_step_with_a_callable_learning_rate():
     np.testing.assert_allclose(w.numpy(), np.array([1.0, 2.0]) * (1 - 0.4) * (1 - 0.2),
                                rtol=1e-6)
     assert step.experimental_get_tracing_count() == 1
+
+
+def test_finalize_copies_the_moving_averages_into_the_weights():
+    w = tf.Variable([1.0, 2.0])
+    optimizer = K.SGD(0.5, use_ema=True, ema_momentum=0.5)
+    for _ in range(3):
+        optimizer.apply_gradients([(tf.constant([1.0, -1.0]), w)])
+    # weights 0.5, 0, -0.5 (first coordinate); the average starts at the first of them
+    np.testing.assert_allclose(w.numpy(), [-0.5, 3.5])
+    optimizer.finalize_variable_values([w])
+    np.testing.assert_allclose(w.numpy(), [0.5 * (0.5 * 0.5 + 0.5 * 0.0) + 0.5 * -0.5,
+                                           0.5 * (0.5 * 2.5 + 0.5 * 3.0) + 0.5 * 3.5])
+    with pytest.raises(ValueError, match="does not match"):
+        optimizer.finalize_variable_values([w, w])
+    K.SGD(0.5).finalize_variable_values([w])        # no EMA: nothing to do
