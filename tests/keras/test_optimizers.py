@@ -508,7 +508,7 @@ def test_saved_state_restores_the_trajectory():
     assert restored.iterations.numpy() == 2
 
 
-def test_custom_optimizer_with_keras_helpers_and_excluded_variables():
+def test_custom_optimizer_with_keras_assign_methods_and_excluded_variables():
     class SignDescent(K.Optimizer):
         def update_step(self, gradient, variable, learning_rate):
             self.assign_sub(variable, tf.cast(learning_rate, variable.dtype)

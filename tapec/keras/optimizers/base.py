@@ -447,7 +447,7 @@ class Optimizer:
                 decay = cast(self.weight_decay, variable.dtype)
                 variable.assign(variable - variable * decay * lr)
 
-    # Keras 3's helpers for update_step of an optimizer written by the user.
+    # Keras 3's assign methods, for the update_step of an optimizer written by the user.
     def assign(self, variable, value) -> None:
         """variable = value."""
         variable.assign(value)
