@@ -13,6 +13,13 @@ tf_real = pytest.importorskip("tensorflow")
 RNG = np.random.default_rng(5)
 
 
+@pytest.fixture(autouse=True)
+def fresh_random_data():
+    """Each test draws the same data however the tests are distributed or ordered."""
+    global RNG
+    RNG = np.random.default_rng(5)
+
+
 def _pair(name, **kwargs):
     """The tapec layer and tf.keras's, built on the same input, with the same weights."""
     return getattr(tf.keras.layers, name)(**kwargs), getattr(tf_real.keras.layers, name)(**kwargs)
