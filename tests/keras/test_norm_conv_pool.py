@@ -237,6 +237,20 @@ def test_conv2d_layer_is_the_convolution_plus_bias_and_activation():
     assert no_bias(x).shape == (2, 5, 4, 2) and len(no_bias.weights) == 1
 
 
+def test_channels_first_conv_layers_are_channels_last_transposed():
+    for conv, shape in [(layers.Conv1D, (2, 7, 3)), (layers.Conv2D, (2, 6, 5, 3)),
+                        (layers.Conv3D, (2, 4, 5, 3, 3))]:
+        x = RNG.normal(size=shape)
+        last = conv(2, 2, padding="same", dtype="float64")
+        first = conv(2, 2, padding="same", data_format="channels_first", dtype="float64")
+        moved = np.moveaxis(x, -1, 1)
+        last(x)
+        first(moved)
+        first.set_weights(_set_random_weights(last))
+        np.testing.assert_allclose(first(moved).numpy(), np.moveaxis(last(x).numpy(), -1, 1),
+                                   rtol=1e-12, atol=1e-12)
+
+
 def test_conv1d_causal_padding_sees_only_the_past():
     x = tf.constant(RNG.normal(size=(1, 8, 2)))
     conv = layers.Conv1D(3, 3, padding="causal", dilation_rate=2, dtype="float64")
