@@ -181,6 +181,20 @@ def test_hessian_through_batch_normalization_in_training_is_tensorflows():
     assert np.abs(hessian - true).max() > 1e-2          # the stop_gradient is there
 
 
+def test_float16_inputs_are_normalized_in_float32():
+    # Squares of values near 1000 overflow float16 (max 65504): the statistics are taken
+    # in float32 and the output cast back, as Keras.
+    x = (RNG.normal(size=(32, 2)) * 300 + 1000).astype(np.float16)
+    exact = (x - x.astype(np.float64).mean(0)) / np.sqrt(x.astype(np.float64).var(0) + 1e-3)
+    bn = layers.BatchNormalization(dtype="float16")
+    y = bn(x, training=True)
+    assert y.dtype == tf.float16 and bn.moving_variance.dtype == tf.float16
+    np.testing.assert_allclose(y.numpy(), exact, atol=5e-3)
+    assert np.isfinite(bn.moving_variance.numpy()).all()
+    ln = layers.LayerNormalization(dtype="float16")
+    np.testing.assert_allclose(ln(x.T).numpy(), exact.T, atol=5e-3)
+
+
 # --- LayerNormalization --------------------------------------------------------------------
 
 @pytest.mark.parametrize("axis", [-1, [1, 2], 1])
