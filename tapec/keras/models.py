@@ -24,7 +24,7 @@ from .layers.core import Input, InputLayer
 from .summary import print_summary
 from .training import Trainer
 
-__all__ = ["Model", "Sequential", "load_model", "clone_model"]
+__all__ = ["Model", "Sequential", "load_model", "clone_model", "model_from_json"]
 
 
 class Model(Trainer, Layer):
@@ -76,6 +76,12 @@ class Model(Trainer, Layer):
             layer = pending.pop()
             layer._output_shape = None
             pending += layer._sublayers()
+
+    def _build_with(self, input_shape: Any) -> None:
+        if type(self).build is Model.build:   # the first call creates the weights itself
+            self.built = True
+            return
+        super()._build_with(input_shape)
 
     def _sublayers(self) -> list[Layer]:
         if getattr(self, "_graph", None) is not None:
@@ -158,6 +164,12 @@ class Model(Trainer, Layer):
         """Write the architecture and weights to a `.keras` zip (see keras/saving.py)."""
         from .saving import save_model
         save_model(self, filepath, overwrite=overwrite)
+
+    def to_json(self, **kwargs: Any) -> str:
+        """The architecture as JSON (`keras.models.model_from_json` rebuilds it)."""
+        import json
+        return json.dumps({"class_name": type(self).__name__, "config": self.get_config()},
+                          **kwargs)
 
     def get_config(self) -> dict[str, Any]:
         if self._graph is None:
@@ -308,6 +320,14 @@ def load_model(filepath: str, custom_objects: dict | None = None, compile: bool 
     """A model saved by `model.save(filepath)` (see keras/saving.py)."""
     from .saving import load_model as _load
     return _load(filepath, custom_objects=custom_objects)
+
+
+def model_from_json(json_string: str, custom_objects: dict | None = None) -> Model:
+    """The model (new weights) whose architecture `model.to_json()` wrote."""
+    import json
+
+    from .saving import deserialize_layer
+    return deserialize_layer(json.loads(json_string), custom_objects)
 
 
 def clone_model(model: Model) -> Model:

@@ -134,3 +134,6 @@ def test_clone_model_has_the_architecture_and_fresh_weights():
     assert [type(layer) for layer in clone.layers] == [type(layer) for layer in model.layers]
     assert [tuple(w.shape) for w in clone.weights] == [tuple(w.shape) for w in model.weights]
     assert not np.array_equal(clone.weights[0].numpy(), model.weights[0].numpy())
+    rebuilt = keras.models.model_from_json(model.to_json())
+    assert [layer.get_config() for layer in rebuilt.layers] == \
+        [layer.get_config() for layer in model.layers]
