@@ -256,8 +256,25 @@ def _windows(op_name, x, ksize, strides, padding, data_format, spatial, fill):
     padding = _paddings(op_name, padding, spatial, data_format)
     ones = (1,) * spatial
     outs, pads = _geometry(op_name, x, window, strides, ones, padding)
+    if strides == window and not any(b or a for b, a in pads):
+        return _tiles(x, window, outs), window, strides, outs, pads
     slices = _window_slices(_padded(x, pads, fill), window, strides, ones, outs)
     return stack(slices, axis=-2), window, strides, outs, pads
+
+
+def _tiles(x, window, outs):
+    """Windows that tile the input (stride = window, no padding) by a reshape: (N, o1, k1,
+    o2, k2, ..., C) with the window axes moved together, row-major as `_window_slices`
+    orders them. Its gradient is the transpose back, not a scatter per offset."""
+    spatial = len(window)
+    covered = tuple(o * k for o, k in zip(outs, window))
+    if covered != x._shape[1:-1]:              # VALID drops a remainder
+        x = x[(slice(None),) + tuple(slice(0, c) for c in covered) + (slice(None),)]
+    split = (-1,) + tuple(d for o, k in zip(outs, window) for d in (o, k)) + (x._shape[-1],)
+    perm = [0] + [1 + 2 * i for i in range(spatial)] + [2 + 2 * i for i in range(spatial)] + \
+        [2 * spatial + 1]
+    tiles = transpose(reshape(x, split), perm)
+    return reshape(tiles, (-1, *outs, math.prod(window), x._shape[-1]))
 
 
 def _lowest(dtype):
