@@ -184,9 +184,9 @@ def convolve(op_name, input, filters, strides, padding, data_format, dilations, 
              causal=False):
     """The convolution behind every public form (`causal` admits Keras' 'causal'
     padding, which TensorFlow's ops do not take)."""
-    x = _input(op_name, input, spatial)
-    x = _to_channels_last(op_name, x, spatial, data_format)
-    (w,) = to_tensors(op_name, [filters])
+    # Converted together: a NumPy kernel takes the input tensor's dtype, as in TensorFlow.
+    x, w = to_tensors(op_name, [input, filters])
+    x = _to_channels_last(op_name, _input(op_name, x, spatial), spatial, data_format)
     if w._dtype != x._dtype:
         raise TypeError(f"{op_name}: input and filters must have one dtype, got "
                         f"{x._dtype.name} and {w._dtype.name}")
