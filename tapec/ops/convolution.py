@@ -11,12 +11,13 @@ padded input, so the windows are a handful of slices laid side by side:
     max pool:  y[n, p, c] = max_k slice_k(x_pad)[n, p, c]   (padding is -inf)
     avg pool:  y[n, p, c] = sum_k slice_k(x_pad)[n, p, c] / (number of real inputs)
 
-Padding is a scatter into zeros (then a `where` for max pooling's -inf). No primitive
-is declared: the derivatives (a slice's is a scatter, concat's a split, matmul's two
-matmuls), vectorized jacobians and Hessians come from the parts. Max
-pooling routes the gradient to the first maximum of each window (in row-major window
-order), as TensorFlow's MaxPoolGrad does, by selecting the window entry at `argmax`
-instead of differentiating `reduce_max` (which shares ties).
+Padding is a scatter into zeros (then a `where` for max pooling's -inf); pooling
+windows that tile the input are a reshape and a transpose instead. No primitive is
+declared: the derivatives (a slice's is a scatter, concat's a split, matmul's two
+matmuls), vectorized jacobians and Hessians come from the parts. Max pooling routes
+the gradient to the first maximum of each window (in row-major window order), as
+TensorFlow's MaxPoolGrad does, by selecting the window entry at `argmax` instead of
+differentiating `reduce_max` (which shares ties).
 """
 from __future__ import annotations
 
@@ -27,8 +28,8 @@ import numpy as np
 
 from . import elementwise as ew
 from .linalg import matmul
-from .reduce import argmax, reduce_sum
 from .indexing import SCATTER, normalize_index
+from .reduce import argmax, reduce_sum
 from .registry import apply, to_tensors
 from .shape import concat, expand_dims, reshape, stack, transpose
 
@@ -237,13 +238,12 @@ def conv3d(input, filters, strides, padding, data_format="NDHWC", dilations=None
 def convolution(input, filters, strides=None, padding="VALID", data_format=None,  # noqa: A002
                 dilations=None, name=None):
     """N-D convolution (N = 1, 2 or 3 from the filters' rank): `tf.nn.convolution`."""
-    (w,) = to_tensors("convolution", [filters])
-    spatial = len(w._shape) - 2
+    shape = tuple(filters.shape) if hasattr(filters, "shape") else np.shape(filters)
+    spatial = len(shape) - 2
     if spatial not in (1, 2, 3):
-        raise ValueError(f"convolution: filters must have rank 3, 4 or 5, got shape "
-                         f"{w._shape}")
-    return convolve("convolution", input, w, 1 if strides is None else strides, padding,
-                     data_format, dilations, spatial)
+        raise ValueError(f"convolution: filters must have rank 3, 4 or 5, got shape {shape}")
+    return convolve("convolution", input, filters, 1 if strides is None else strides,
+                    padding, data_format, dilations, spatial)
 
 
 # --- pooling --------------------------------------------------------------------------------
