@@ -1,3 +1,430 @@
-"""Keras callbacks (`tf.keras.callbacks`): History, EarlyStopping, LambdaCallback and the progress bar."""
+"""Keras callbacks (`tf.keras.callbacks`): History, EarlyStopping, LambdaCallback and the progress bar.
 
-__all__: list[str] = []
+A callback is told about training as `Model.fit`, `evaluate` and `predict` run: the
+hooks below are called with the epoch or batch index and a `logs` dict of Python
+floats ("loss", metric names, and "val_"-prefixed validation results at the end of an
+epoch), keys in sorted order as Keras 3 gives them. `self.model` is the model being
+trained; setting `self.model.stop_training = True` ends `fit` after the current batch.
+`self.params` holds "verbose", "epochs" and "steps" (batches per epoch, or None when
+unknown).
+"""
+from __future__ import annotations
+
+import math
+import sys
+import time
+import warnings
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Callback", "CallbackList", "History", "EarlyStopping", "LambdaCallback",
+           "ProgbarLogger", "TerminateOnNaN"]
+
+
+class Callback:
+    """Base class of callbacks: every hook does nothing; subclasses override some."""
+
+    def __init__(self) -> None:
+        self.params: dict = {}
+        self._model = None
+
+    def set_params(self, params: dict) -> None:
+        self.params = params
+
+    def set_model(self, model) -> None:
+        self._model = model
+
+    @property
+    def model(self):
+        return self._model
+
+    # Training, evaluation and prediction as a whole.
+    def on_train_begin(self, logs=None): pass
+    def on_train_end(self, logs=None): pass
+    def on_test_begin(self, logs=None): pass
+    def on_test_end(self, logs=None): pass
+    def on_predict_begin(self, logs=None): pass
+    def on_predict_end(self, logs=None): pass
+
+    # Epochs (fit only).
+    def on_epoch_begin(self, epoch, logs=None): pass
+    def on_epoch_end(self, epoch, logs=None): pass
+
+    # Batches. `on_batch_begin`/`on_batch_end` are Keras's older names for the training
+    # hooks: the default training hooks call them.
+    def on_batch_begin(self, batch, logs=None): pass
+    def on_batch_end(self, batch, logs=None): pass
+
+    def on_train_batch_begin(self, batch, logs=None):
+        self.on_batch_begin(batch, logs=logs)
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.on_batch_end(batch, logs=logs)
+
+    def on_test_batch_begin(self, batch, logs=None): pass
+    def on_test_batch_end(self, batch, logs=None): pass
+    def on_predict_batch_begin(self, batch, logs=None): pass
+    def on_predict_batch_end(self, batch, logs=None): pass
+
+
+_HOOKS = ("on_train_begin", "on_train_end", "on_test_begin", "on_test_end",
+          "on_predict_begin", "on_predict_end", "on_epoch_begin", "on_epoch_end",
+          "on_train_batch_begin", "on_train_batch_end", "on_test_batch_begin",
+          "on_test_batch_end", "on_predict_batch_begin", "on_predict_batch_end")
+
+
+class CallbackList(Callback):
+    """Calls each hook on every callback in order. `add_history` appends a History and
+    `add_progbar` a ProgbarLogger when the list has none (as `fit` does); `params`
+    are given to every callback."""
+
+    def __init__(self, callbacks: Iterable[Callback] | None = None, add_history: bool = False,
+                 add_progbar: bool = False, model=None, **params: Any) -> None:
+        super().__init__()
+        self.callbacks = list(callbacks or [])
+        for callback in self.callbacks:
+            if not isinstance(callback, Callback):
+                raise TypeError(f"callbacks must be keras.callbacks.Callback instances, got "
+                                f"{type(callback).__name__} {callback!r:.60}")
+        if add_progbar and not any(isinstance(c, ProgbarLogger) for c in self.callbacks):
+            self.callbacks.insert(0, ProgbarLogger())
+        if add_history and not any(isinstance(c, History) for c in self.callbacks):
+            self.callbacks.append(History())
+        if model is not None:
+            self.set_model(model)
+        self.set_params(params)
+
+    def append(self, callback: Callback) -> None:
+        self.callbacks.append(callback)
+
+    def set_params(self, params: dict) -> None:
+        self.params = params
+        for callback in self.callbacks:
+            callback.set_params(params)
+
+    def set_model(self, model) -> None:
+        super().set_model(model)
+        for callback in self.callbacks:
+            callback.set_model(model)
+
+    def __iter__(self):
+        return iter(self.callbacks)
+
+
+def _dispatch(hook: str) -> Callable:
+    def call(self, *args, **kwargs):
+        for callback in self.callbacks:
+            getattr(callback, hook)(*args, **kwargs)
+    call.__name__ = hook
+    call.__doc__ = f"`{hook}` of every callback, in order."
+    return call
+
+
+for _hook in _HOOKS:
+    setattr(CallbackList, _hook, _dispatch(_hook))
+
+
+class History(Callback):
+    """Records the epoch-end logs: `history.history["loss"]` is the list of every epoch's
+    loss. `Model.fit` adds one and returns it (it is also `model.history`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.history: dict[str, list] = {}
+        self.epoch: list[int] = []
+
+    def on_train_begin(self, logs=None):
+        self.epoch = []
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.epoch.append(epoch)
+        for key, value in (logs or {}).items():
+            self.history.setdefault(key, []).append(value)
+        if self.model is not None:
+            self.model.history = self
+
+
+class LambdaCallback(Callback):
+    """A callback made of functions: `on_epoch_begin(epoch, logs)`, `on_epoch_end(epoch,
+    logs)`, `on_train_begin(logs)`, `on_train_end(logs)`, `on_train_batch_begin(batch,
+    logs)`, `on_train_batch_end(batch, logs)`, and any other hook by its name."""
+
+    def __init__(self, on_epoch_begin=None, on_epoch_end=None, on_train_begin=None,
+                 on_train_end=None, on_train_batch_begin=None, on_train_batch_end=None,
+                 **kwargs: Callable) -> None:
+        super().__init__()
+        given = dict(on_epoch_begin=on_epoch_begin, on_epoch_end=on_epoch_end,
+                     on_train_begin=on_train_begin, on_train_end=on_train_end,
+                     on_train_batch_begin=on_train_batch_begin,
+                     on_train_batch_end=on_train_batch_end, **kwargs)
+        for hook, fn in given.items():
+            if hook not in _HOOKS + ("on_batch_begin", "on_batch_end"):
+                raise TypeError(f"LambdaCallback: unknown hook {hook!r}; hooks are "
+                                f"{', '.join(_HOOKS)}")
+            if fn is not None:
+                setattr(self, hook, fn)
+
+
+class TerminateOnNaN(Callback):
+    """Stops training when a batch's loss is NaN or infinite."""
+
+    def on_batch_end(self, batch, logs=None):
+        loss = (logs or {}).get("loss")
+        if loss is not None and not math.isfinite(float(np.mean(loss))):
+            print(f"Batch {batch}: Invalid loss, terminating training")
+            self.model.stop_training = True
+
+
+# --- EarlyStopping -----------------------------------------------------------------------
+
+# Metric names whose larger values are better, when a metric does not say (Keras's rule
+# for metrics without a direction, extended by the usual scores).
+_HIGHER_IS_BETTER = ("acc", "auc", "precision", "recall", "fmeasure", "f1")
+
+
+class EarlyStopping(Callback):
+    """Stops training when `monitor` has not improved for `patience` epochs.
+
+    An epoch improves when its value beats the best so far by more than `min_delta`
+    (`mode` "min": lower is better, "max": higher, "auto": from the metric, losses
+    lower). With `baseline`, the patience count restarts only on values better than the
+    baseline too. Epochs before `start_from_epoch` are not looked at.
+    `restore_best_weights` puts back the weights of the best epoch when training ends
+    (when at least one epoch was looked at); `best_epoch` and `stopped_epoch` say
+    which (0-based; `stopped_epoch` is 0 when training was not stopped).
+    """
+
+    def __init__(self, monitor: str = "val_loss", min_delta: float = 0, patience: int = 0,
+                 verbose: int = 0, mode: str = "auto", baseline: float | None = None,
+                 restore_best_weights: bool = False, start_from_epoch: int = 0) -> None:
+        super().__init__()
+        if mode not in ("auto", "min", "max"):
+            warnings.warn(f"EarlyStopping mode {mode!r} is unknown, fallback to auto mode.",
+                          stacklevel=2)
+            mode = "auto"
+        self.monitor, self.mode = monitor, mode
+        self.min_delta = abs(min_delta)
+        self.patience, self.verbose, self.baseline = patience, verbose, baseline
+        self.restore_best_weights, self.start_from_epoch = restore_best_weights, start_from_epoch
+        self.wait = self.stopped_epoch = self.best_epoch = 0
+        self.best = self.best_weights = None
+        self.higher_is_better: bool | None = None
+
+    def _direction(self) -> bool:
+        """True when larger values of the monitored quantity are better."""
+        if self.mode != "auto":
+            return self.mode == "max"
+        name = self.monitor[4:] if self.monitor.startswith("val_") else self.monitor
+        if name == "loss" or name.endswith("_loss"):
+            return False
+        for metric in getattr(self.model, "metrics", None) or ():
+            if getattr(metric, "name", None) == name and \
+                    getattr(metric, "_direction", None) in ("up", "down"):
+                return metric._direction == "up"
+        if any(word in name for word in _HIGHER_IS_BETTER):
+            return True
+        if name in ("mse", "mae", "mape", "msle") or "error" in name:
+            return False
+        raise ValueError(f"EarlyStopping callback received monitor={self.monitor!r} but it "
+                         "cannot tell whether that metric should be maximized or minimized. "
+                         "Pass mode='max' in order to do early stopping based on the highest "
+                         "metric value, or mode='min' to use the lowest value.")
+
+    def on_train_begin(self, logs=None):
+        self.wait = self.stopped_epoch = self.best_epoch = 0
+        self.best = self.best_weights = None
+
+    def _improves(self, value, reference) -> bool:
+        if reference is None:
+            return True
+        if self.higher_is_better:
+            return value - self.min_delta > reference
+        return value + self.min_delta < reference
+
+    def on_epoch_end(self, epoch, logs=None):
+        if self.higher_is_better is None:
+            self.higher_is_better = self._direction()
+        current = (logs or {}).get(self.monitor)
+        if current is None:
+            warnings.warn(f"Early stopping conditioned on metric `{self.monitor}` which is not "
+                          f"available. Available metrics are: {','.join(logs or {})}",
+                          stacklevel=2)
+            return
+        if epoch < self.start_from_epoch:
+            return
+        if self.restore_best_weights and self.best_weights is None:
+            self.best_weights = self.model.get_weights()
+        self.wait += 1
+        if self._improves(current, self.best):
+            self.best, self.best_epoch = current, epoch
+            if self.restore_best_weights:
+                self.best_weights = self.model.get_weights()
+            if self.baseline is None or self._improves(current, self.baseline):
+                self.wait = 0
+            return
+        if self.wait >= self.patience and epoch > 0:
+            self.stopped_epoch = epoch
+            self.model.stop_training = True
+
+    def on_train_end(self, logs=None):
+        if self.stopped_epoch > 0 and self.verbose > 0:
+            print(f"Epoch {self.stopped_epoch + 1}: early stopping")
+        if self.restore_best_weights and self.best_weights is not None:
+            if self.verbose > 0:
+                print("Restoring model weights from the end of the best epoch: "
+                      f"{self.best_epoch + 1}.")
+            self.model.set_weights(self.best_weights)
+
+
+# --- the progress display ----------------------------------------------------------------
+
+BAR_WIDTH = 20
+
+
+def format_logs(logs: dict) -> str:
+    """" - loss: 0.1234 - accuracy: 0.9000": Keras's four decimals, or four significant
+    digits in e-notation for values of magnitude 0.001 or less."""
+    parts = []
+    for key, value in logs.items():
+        value = float(np.mean(value))
+        parts.append(f" - {key}: {value:.4f}" if abs(value) > 1e-3 else
+                     f" - {key}: {value:.4e}")
+    return "".join(parts)
+
+
+def format_time_per_step(seconds: float) -> str:
+    if seconds >= 1:
+        return f"{seconds:.0f}s/step"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.0f}ms/step"
+    return f"{seconds * 1e6:.0f}us/step"
+
+
+class ProgressBar:
+    """One line of progress over `target` steps (None: unknown), written to `stream`
+    (sys.stdout at each write when None). `verbose` 1: a bar, redrawn in place on a TTY
+    and written once, when finished, otherwise; 2: one plain line when finished."""
+
+    def __init__(self, target: int | None, verbose: int = 1, stream=None,
+                 interval: float = 0.05) -> None:
+        self.target, self.verbose, self.stream = target, verbose, stream
+        self.interval = interval
+        self.start = time.perf_counter()
+        self._last_draw = 0.0
+        self._width = 0
+
+    def _out(self):
+        return self.stream if self.stream is not None else sys.stdout
+
+    def _line(self, current: int, logs: dict, finished: bool) -> str:
+        elapsed = time.perf_counter() - self.start
+        per_step = format_time_per_step(elapsed / max(current, 1))
+        if self.target is None:
+            count = f"{current:7d}/Unknown"
+        else:
+            count = f"{current:{len(str(self.target))}d}/{self.target}"
+        if self.verbose == 2:
+            return f"{count} - {elapsed:.0f}s - {per_step}{format_logs(logs)}"
+        if self.target:
+            done = min(BAR_WIDTH, int(BAR_WIDTH * current / self.target))
+            bar = " " + "━" * done + "─" * (BAR_WIDTH - done)
+        else:
+            bar = ""
+        if finished or self.target is None:
+            timing = f"{elapsed:.0f}s {per_step}"
+        else:
+            timing = f"{(self.target - current) * elapsed / max(current, 1):.0f}s {per_step}"
+        return f"{count}{bar} {timing}{format_logs(logs)}"
+
+    def update(self, current: int, logs: dict | None = None, finished: bool = False) -> None:
+        """Shows `current` steps done, with the latest `logs`."""
+        logs = logs or {}
+        out = self._out()
+        dynamic = self.verbose == 1 and getattr(out, "isatty", lambda: False)()
+        if not finished:
+            now = time.perf_counter()
+            if not dynamic or now - self._last_draw < self.interval:
+                return
+            self._last_draw = now
+        line = self._line(current, logs, finished)
+        if dynamic:
+            padding = " " * max(0, self._width - len(line))
+            self._width = len(line)
+            out.write("\r" + line + padding + ("\n" if finished else ""))
+        else:
+            out.write(line + "\n")
+        out.flush()
+
+
+class ProgbarLogger(Callback):
+    """The progress display of `fit`, `evaluate` and `predict` ("Epoch 1/5", then a bar
+    or a line per epoch, as `params["verbose"]` says: 0 nothing, 1 a progress bar, 2
+    one line per epoch). `fit` and friends add one when verbose is not 0."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bar: ProgressBar | None = None
+        self.seen = 0
+        self.in_fit = False       # fit's validation runs evaluate: it shows no bar of its own
+
+    @property
+    def verbose(self) -> int:
+        return self.params.get("verbose", 1)
+
+    def _start(self):
+        self.seen = 0
+        self.bar = ProgressBar(self.params.get("steps"), self.verbose) if self.verbose else None
+
+    def on_train_begin(self, logs=None):
+        self.in_fit = True
+
+    def on_train_end(self, logs=None):
+        self.in_fit = False
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._start()
+        epochs = self.params.get("epochs", 1)
+        if self.verbose and epochs > 1:
+            print(f"Epoch {epoch + 1}/{epochs}")
+
+    def on_test_begin(self, logs=None):
+        if self.in_fit:
+            return
+        self._start()
+
+    def on_predict_begin(self, logs=None):
+        self._start()
+
+    def _batch(self, batch, logs):
+        self.seen = batch + 1
+        if self.bar is not None:
+            self.bar.update(self.seen, logs)
+
+    def on_train_batch_end(self, batch, logs=None):
+        self._batch(batch, logs)
+
+    def on_test_batch_end(self, batch, logs=None):
+        if not self.in_fit:
+            self._batch(batch, logs)
+
+    def on_predict_batch_end(self, batch, logs=None):
+        self._batch(batch, None)
+
+    def _finish(self, logs):
+        if self.bar is not None:
+            if self.bar.target is None:
+                self.bar.target = self.seen
+            self.bar.update(self.seen, logs, finished=True)
+            self.bar = None
+
+    def on_epoch_end(self, epoch, logs=None):
+        self._finish(logs)
+
+    def on_test_end(self, logs=None):
+        if not self.in_fit:
+            self._finish(logs)
+
+    def on_predict_end(self, logs=None):
+        self._finish(None)
