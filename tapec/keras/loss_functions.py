@@ -1,0 +1,195 @@
+"""Keras 3's loss functions (`tf.keras.losses.mean_squared_error`, ...): one value per
+sample, the last axis reduced, no sample weights and no reduction over the batch (the
+`Loss` classes in losses.py add those).
+
+Each function converts `y_pred` to a tensor and casts `y_true` to `y_pred`'s dtype, as
+Keras 3 does. Probabilities (from_logits=False) are clipped to [EPSILON, 1 - EPSILON]
+before their logarithm; logits (from_logits=True) go through TensorFlow's stable
+`sigmoid_cross_entropy_with_logits` / `softmax_cross_entropy_with_logits`. Every
+function is a composition of tapec ops, so a tape differentiates it.
+"""
+import numpy as np
+
+from ..dtypes import as_dtype
+from ..ops import elementwise as ew
+from ..ops.math_extra import size
+from ..ops.nn import (sigmoid_cross_entropy_with_logits, softmax_cross_entropy_with_logits,
+                      sparse_softmax_cross_entropy_with_logits)
+from ..ops.reduce import reduce_mean, reduce_sum
+from ..ops.shape import cast, expand_dims, squeeze
+from ..tensor import convert_to_tensor, is_tensor
+
+# Keras' `backend.epsilon()`: the fuzz factor that keeps log() of a probability finite.
+EPSILON = 1e-7
+
+
+def as_tensor(x, dtype=None):
+    """`x` as a tapec tensor, cast to `dtype` when one is given (Keras' convert_to_tensor:
+    a tensor of another dtype is cast, not refused)."""
+    if not is_tensor(x):
+        return convert_to_tensor(x, dtype=dtype)
+    if dtype is not None and x.dtype != as_dtype(dtype):
+        return cast(x, dtype)
+    return x
+
+
+def squeeze_or_expand_to_same_rank(x1, x2, expand_rank_1=True):
+    """Keras' rank matching: when the ranks differ by exactly one and the longer tensor's
+    last dimension is 1, that dimension is squeezed away, or, when the shorter tensor is
+    rank 1 and `expand_rank_1`, the shorter one gets a trailing dimension of 1."""
+    rank1, rank2 = len(x1.shape), len(x2.shape)
+    if rank1 == rank2 + 1 and x1.shape[-1] == 1:
+        if rank2 == 1 and expand_rank_1:
+            x2 = expand_dims(x2, -1)
+        else:
+            x1 = squeeze(x1, -1)
+    elif rank2 == rank1 + 1 and x2.shape[-1] == 1:
+        if rank1 == 1 and expand_rank_1:
+            x1 = expand_dims(x1, -1)
+        else:
+            x2 = squeeze(x2, -1)
+    return x1, x2
+
+
+def _regression_pair(y_true, y_pred):
+    y_pred = as_tensor(y_pred)
+    y_true = as_tensor(y_true, y_pred.dtype)
+    return squeeze_or_expand_to_same_rank(y_true, y_pred)
+
+
+def mean_squared_error(y_true, y_pred):
+    """mean(square(y_true - y_pred), axis=-1), one value per sample."""
+    y_true, y_pred = _regression_pair(y_true, y_pred)
+    return reduce_mean(ew.square(ew.subtract(y_true, y_pred)), axis=-1)
+
+
+def mean_absolute_error(y_true, y_pred):
+    """mean(abs(y_true - y_pred), axis=-1), one value per sample."""
+    y_true, y_pred = _regression_pair(y_true, y_pred)
+    return reduce_mean(ew.abs(ew.subtract(y_true, y_pred)), axis=-1)
+
+
+def huber(y_true, y_pred, delta=1.0):
+    """The Huber loss, mean over the last axis of
+    0.5 * e**2 where |e| <= delta, else delta * |e| - 0.5 * delta**2  (e = y_pred - y_true)."""
+    y_true, y_pred = _regression_pair(y_true, y_pred)
+    delta = as_tensor(delta, y_pred.dtype)
+    error = ew.subtract(y_pred, y_true)
+    magnitude = ew.abs(error)
+    quadratic = ew.multiply(0.5, ew.square(error))
+    linear = ew.subtract(ew.multiply(delta, magnitude), ew.multiply(0.5, ew.square(delta)))
+    return reduce_mean(ew.where(ew.less_equal(magnitude, delta), quadratic, linear), axis=-1)
+
+
+def _same_shape(name, target, output):
+    """Keras requires equal ranks and (known) dimensions for the crossentropies: they do
+    not broadcast labels against predictions."""
+    mismatch = len(target.shape) != len(output.shape) or any(
+        a is not None and b is not None and a != b for a, b in zip(target.shape, output.shape))
+    if mismatch:
+        raise ValueError(f"{name}: y_true and y_pred must have the same shape, got y_true "
+                         f"{tuple(target.shape)} and y_pred {tuple(output.shape)}")
+
+
+def _clipped(probabilities):
+    return ew.clip_by_value(probabilities, EPSILON, 1.0 - EPSILON)
+
+
+def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
+    """Binary crossentropy, averaged over `axis`: the mean of
+    -(t log p + (1 - t) log(1 - p)) with p = clip(y_pred, 1e-7, 1 - 1e-7), or
+    sigmoid_cross_entropy_with_logits(t, y_pred) when `from_logits`. Labels are smoothed
+    towards 1/2: t = y_true * (1 - label_smoothing) + label_smoothing / 2."""
+    name = "binary_crossentropy"
+    y_pred = as_tensor(y_pred)
+    y_true = as_tensor(y_true, y_pred.dtype)
+    _same_shape(name, y_true, y_pred)
+    if label_smoothing:
+        y_true = ew.add(ew.multiply(y_true, 1.0 - label_smoothing), 0.5 * label_smoothing)
+    if from_logits:
+        elementwise = sigmoid_cross_entropy_with_logits(labels=y_true, logits=y_pred)
+    else:
+        p = _clipped(y_pred)
+        log_likelihood = ew.add(ew.multiply(y_true, ew.log(p)),
+                                ew.multiply(ew.subtract(1.0, y_true), ew.log(ew.subtract(1.0, p))))
+        elementwise = ew.negative(log_likelihood)
+    return reduce_mean(elementwise, axis=axis)
+
+
+def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
+    """Categorical crossentropy along `axis`: -sum(t log p) with p = y_pred normalised to
+    sum 1 along `axis` and clipped to [1e-7, 1 - 1e-7], or
+    softmax_cross_entropy_with_logits(t, y_pred, axis) when `from_logits`. Labels are
+    smoothed towards uniform: t = y_true * (1 - label_smoothing) + label_smoothing / C,
+    C the size of the last axis (Keras 3 uses the last axis whatever `axis` is)."""
+    name = "categorical_crossentropy"
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+        raise ValueError(f"{name}: axis must be an int, got {axis!r} of type "
+                         f"{type(axis).__name__}")
+    y_pred = as_tensor(y_pred)
+    y_true = as_tensor(y_true, y_pred.dtype)
+    if not y_true.shape:
+        raise ValueError(f"{name}: y_true and y_pred must be at least rank 1, got shapes "
+                         f"{tuple(y_true.shape)} and {tuple(y_pred.shape)}")
+    _same_shape(name, y_true, y_pred)
+    if label_smoothing:
+        classes = y_true.shape[-1]
+        y_true = ew.add(ew.multiply(y_true, 1.0 - label_smoothing), label_smoothing / classes)
+    if from_logits:
+        return softmax_cross_entropy_with_logits(labels=y_true, logits=y_pred, axis=axis)
+    p = _clipped(ew.divide(y_pred, reduce_sum(y_pred, axis=axis, keepdims=True)))
+    return ew.negative(reduce_sum(ew.multiply(y_true, ew.log(p)), axis=axis))
+
+
+def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_class=None,
+                                    axis=-1):
+    """Crossentropy with integer class labels `y_true` (shape y_pred.shape[:-1], or with
+    a trailing 1). With probabilities it is Keras 3's
+    sparse_softmax_cross_entropy_with_logits(y_true, log(clip(y_pred, 1e-7, 1 - 1e-7))),
+    which equals -log p[y_true] when the clipped row sums to 1. Only the last axis may be
+    the class axis. `ignore_class` labels give a loss of 0 (the `Loss` classes also leave
+    them out of the mean)."""
+    return masked_sparse_categorical_crossentropy(y_true, y_pred, from_logits, ignore_class,
+                                                  axis)[0]
+
+
+def masked_sparse_categorical_crossentropy(y_true, y_pred, from_logits=False,
+                                           ignore_class=None, axis=-1):
+    """`sparse_categorical_crossentropy` and the mask of labels that count (None when no
+    `ignore_class` is given)."""
+    name = "sparse_categorical_crossentropy"
+    y_pred = as_tensor(y_pred)
+    if not y_pred.shape:
+        raise ValueError(f"{name}: y_pred must be at least rank 1, got shape ()")
+    if axis not in (-1, len(y_pred.shape) - 1):
+        raise ValueError(f"{name}: only the last axis can be the class axis (axis=-1); got "
+                         f"axis={axis} for y_pred of shape {tuple(y_pred.shape)}")
+    y_true = as_tensor(y_true)
+    if len(y_true.shape) == len(y_pred.shape) and y_true.shape[-1] == 1:
+        y_true = squeeze(y_true, -1)
+    if tuple(y_true.shape) != tuple(y_pred.shape)[:-1]:
+        raise ValueError(f"{name}: y_true must have shape y_pred.shape[:-1] (class indices), "
+                         f"got y_true {tuple(y_true.shape)} and y_pred {tuple(y_pred.shape)}")
+    mask = None
+    if ignore_class is not None:
+        mask = ew.not_equal(y_true, as_tensor(ignore_class, y_true.dtype))
+        y_true = ew.where(mask, y_true, as_tensor(0, y_true.dtype))
+    if y_true.dtype.is_floating or y_true.dtype.is_bool:
+        y_true = cast(y_true, "int64")
+    logits = y_pred if from_logits else ew.log(_clipped(y_pred))
+    losses = sparse_softmax_cross_entropy_with_logits(labels=y_true, logits=logits)
+    if mask is not None:
+        losses = ew.where(mask, losses, as_tensor(0, losses.dtype))
+    return losses, mask
+
+
+def batch_size_divisor(values):
+    """The number of loss values, in their dtype (read at run time, so one trace serves
+    every batch size)."""
+    return cast(size(values), values.dtype)
+
+
+# The short names Keras 3 and tf.keras accept for the same functions.
+mse = MSE = mean_squared_error
+mae = MAE = mean_absolute_error
+bce = BCE = binary_crossentropy
