@@ -21,9 +21,7 @@ import numpy as np
 
 from .. import nest
 from ..function import function as tf_function
-from ..ops.math_extra import size
 from ..ops.shape import cast
-from ..ops.reduce import reduce_mean, reduce_sum
 from ..ops.shape import shape as tf_shape
 from ..tape import GradientTape
 from ..tensor import Tensor
@@ -443,69 +441,41 @@ class Trainer:
 class _CompiledLoss:
     """compile's loss: one loss for one output, or one per output (a list or dict in the
     outputs' structure; a single loss is applied to every output), weighted by
-    `loss_weights` and summed."""
+    `loss_weights` and summed. Names such as "crossentropy" are resolved on the first
+    call, from the shapes of the labels and predictions (keras.losses.resolve)."""
 
     def __init__(self, loss, loss_weights):
-        self.structure = loss
-        self.losses = [_as_loss(item) for item in nest.flatten(loss)]
+        self.given = nest.flatten(loss)
+        self.losses = None
         self.weights = None if loss_weights is None else nest.flatten(loss_weights)
-        if self.weights is not None and len(self.weights) != len(self.losses):
-            if len(self.losses) == 1 and not nest.is_nested(loss_weights):
-                pass
-            else:
-                raise ValueError(f"compile: loss_weights has {len(self.weights)} entries for "
-                                 f"{len(self.losses)} losses")
+        if self.weights is not None and len(self.weights) != len(self.given):
+            raise ValueError(f"compile: loss_weights has {len(self.weights)} entries for "
+                             f"{len(self.given)} losses")
 
     def __call__(self, y_true, y_pred, sample_weight=None):
         trues, preds = nest.flatten(y_true), nest.flatten(y_pred)
         if len(trues) != len(preds):
             raise ValueError(f"the model has {len(preds)} outputs but y holds {len(trues)} "
                              "targets")
-        losses = self.losses if len(self.losses) == len(preds) else \
-            self.losses * len(preds) if len(self.losses) == 1 else None
-        if losses is None:
-            raise ValueError(f"compile received {len(self.losses)} losses for a model with "
+        if len(self.given) not in (1, len(preds)):
+            raise ValueError(f"compile received {len(self.given)} losses for a model with "
                              f"{len(preds)} outputs")
-        weights = [None] * len(nest.flatten(sample_weight)) if sample_weight is None else \
-            nest.flatten(sample_weight)
-        if len(weights) == 1:
-            weights = weights * len(preds)
+        given = self.given * len(preds) if len(self.given) == 1 else self.given
+        weights = self.weights and (self.weights * len(preds) if len(self.weights) == 1
+                                    else self.weights)
+        if self.losses is None:
+            self.losses = [losses_module.resolve(spec, tuple(true.shape), tuple(pred.shape))
+                           for spec, true, pred in zip(given, trues, preds)]
+        sample_weights = nest.flatten(sample_weight)
+        if len(sample_weights) == 1:
+            sample_weights = sample_weights * len(preds)
         total = None
-        for i, (loss, true, pred) in enumerate(zip(losses, trues, preds)):
-            value = loss(true, pred, sample_weight=weights[i] if i < len(weights) else None)
-            if self.weights is not None:
-                value = value * self.weights[i % len(self.weights)]
+        for i, (loss, true, pred) in enumerate(zip(self.losses, trues, preds)):
+            value = loss(true, pred, sample_weight=sample_weights[i])
+            if weights:
+                value = value * weights[i]
             total = value if total is None else total + value
         return total
-
-
-def _as_loss(identifier):
-    """A loss callable taking (y_true, y_pred, sample_weight=None) and returning a scalar."""
-    loss = losses_module.get(identifier)
-    if isinstance(loss, getattr(losses_module, "Loss", ())):
-        return loss
-    wrapper = getattr(losses_module, "LossFunctionWrapper", None)
-    if wrapper is not None:
-        return wrapper(loss)
-    return _FunctionLoss(loss)
-
-
-class _FunctionLoss:
-    """A loss function of (y_true, y_pred) giving per-sample values, reduced as Keras 3's
-    "sum_over_batch_size": the sum of the (weighted) values over their number."""
-
-    def __init__(self, fn):
-        self.fn = fn
-        self.name = getattr(fn, "__name__", "loss")
-
-    def __call__(self, y_true, y_pred, sample_weight=None):
-        values = self.fn(y_true, y_pred)
-        if sample_weight is not None:
-            weight = cast(sample_weight, values.dtype)
-            while len(weight.shape) < len(values.shape):
-                weight = weight[..., None]
-            return reduce_sum(values * weight) / cast(size(values), values.dtype)
-        return reduce_mean(values)
 
 
 # --- metrics --------------------------------------------------------------------------------
