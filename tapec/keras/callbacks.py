@@ -114,9 +114,16 @@ class CallbackList(Callback):
 
 
 def _dispatch(hook: str) -> Callable:
-    def call(self, *args, **kwargs):
-        for callback in self.callbacks:
-            getattr(callback, hook)(*args, **kwargs)
+    # Every callback receives `logs` as a positional argument, as Keras passes it (a
+    # LambdaCallback's functions take it so).
+    if hook.endswith(("_begin", "_end")) and ("batch" in hook or "epoch" in hook):
+        def call(self, index, logs=None):
+            for callback in self.callbacks:
+                getattr(callback, hook)(index, logs)
+    else:
+        def call(self, logs=None):
+            for callback in self.callbacks:
+                getattr(callback, hook)(logs)
     call.__name__ = hook
     call.__doc__ = f"`{hook}` of every callback, in order."
     return call
