@@ -1,3 +1,3 @@
-"""Saving and loading Keras model weights."""
+"""Saving and loading Keras model weights (filled below)."""
 
 __all__: list[str] = []

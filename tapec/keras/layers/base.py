@@ -1,3 +1,401 @@
-"""The Keras `Layer` base class."""
+"""The Keras `Layer` base class (Keras 3's), a `tapec.Module`.
 
-__all__: list[str] = []
+    class Scale(keras.layers.Layer):
+        def build(self, input_shape):
+            self.w = self.add_weight(shape=(input_shape[-1],), initializer="ones")
+        def call(self, inputs):
+            return inputs * self.w
+
+A layer builds once, on its first call, from the first input's shape, then runs
+`call`. Its weights are its own (trainable ones first, then the others, each in
+creation order) followed by those of its sublayers, which are found by walking its
+attributes (lists, tuples and dicts included) in the order they were first assigned:
+Keras 3's order. Called on a symbolic `KerasTensor` (from `keras.Input`), a layer
+records a node of a functional graph instead of computing (keras/keras_tensor.py).
+"""
+from __future__ import annotations
+
+import inspect
+import re
+import threading
+from typing import Any
+
+import numpy as np
+
+from ... import nest
+from ...namespaces.module import Module, name_scope
+from ...ops.shape import cast
+from ...tensor import Tensor, Variable, convert_to_tensor
+from .. import initializers, regularizers
+from ..keras_tensor import KerasTensor, outside_traces, symbolic_call
+
+__all__ = ["Layer"]
+
+_CAMEL_TO_SNAKE = re.compile(r"((?<=[a-z0-9])[A-Z]|(?!^)[A-Z](?=[a-z]))")
+_names_lock = threading.Lock()
+_name_counts: dict[str, int] = {}
+_call_state = threading.local()        # the `training` flag of the enclosing layer calls
+
+# Constructor keywords Keras 3 accepts on every layer (a Sequential model's first layer
+# may declare its input with them).
+_SHAPE_KWARGS = ("input_shape", "batch_input_shape", "input_dim", "batch_size")
+
+
+def unique_name(prefix: str) -> str:
+    """Keras' automatic names: "dense", then "dense_1", "dense_2", ..."""
+    with _names_lock:
+        count = _name_counts.get(prefix, 0)
+        _name_counts[prefix] = count + 1
+    return prefix if count == 0 else f"{prefix}_{count}"
+
+
+def clear_session() -> None:
+    """Restart automatic layer names ("dense" again), as `keras.utils.clear_session`."""
+    with _names_lock:
+        _name_counts.clear()
+
+
+def snake_case(name: str) -> str:
+    return _CAMEL_TO_SNAKE.sub(r"_\1", name).lower()
+
+
+def _enclosing_training():
+    return getattr(_call_state, "training", None)
+
+
+class Layer(Module):
+    """The base class of Keras layers (Keras 3's `keras.layers.Layer`).
+
+    Subclasses create weights in `build(input_shape)` (or in `__init__`) with
+    `add_weight`, and compute in `call(inputs, ...)`; `training` is passed to `call`
+    when its signature has that parameter: the caller's value, else the enclosing
+    layer call's, else `call`'s own default."""
+
+    def __init__(self, trainable: bool = True, name: str | None = None, dtype: Any = None,
+                 autocast: bool = True, **kwargs: Any) -> None:
+        shape_kwargs = {k: kwargs.pop(k) for k in _SHAPE_KWARGS if k in kwargs}
+        kwargs.pop("input_dtype", None)
+        if kwargs:
+            raise TypeError(f"{type(self).__name__}: unrecognized keyword arguments "
+                            f"{sorted(kwargs)}")
+        if name is None:
+            name = unique_name(snake_case(type(self).__name__))
+        elif not isinstance(name, str) or "/" in name:
+            raise ValueError(f"{type(self).__name__}: a layer name must be a string without "
+                             f"'/', got {name!r:.60}")
+        self._name = name
+        with name_scope(name.replace(" ", "_")) as scope:
+            self._name_scope = name_scope(scope)
+        self._dtype = np.dtype(np.float32 if dtype is None else _dtype_name(dtype)).name
+        self._trainable = bool(trainable)
+        self.built = False
+        self._autocast = bool(autocast)
+        self._own_trainable: list[Variable] = []
+        self._own_non_trainable: list[Variable] = []
+        self._regularized: list[tuple[Variable, Any]] = []
+        self._call_losses: list[Any] = []
+        self._input_shape_arg = _declared_input_shape(shape_kwargs)
+        self._build_shape = None
+        self._output_shape = None       # from the last symbolic call, for summary()
+        self._inbound_nodes: list = []
+        self.supports_masking = False
+
+    # --- names, dtype, flags --------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def dtype(self) -> str:
+        """The dtype of the layer's weights (also its compute dtype), e.g. "float32"."""
+        return self._dtype
+
+    compute_dtype = variable_dtype = dtype
+
+    @property
+    def trainable(self) -> bool:
+        return self._trainable
+
+    @trainable.setter
+    def trainable(self, value: bool) -> None:
+        """Freezing a layer freezes its weights and its sublayers (Keras 3)."""
+        value = bool(value)
+        self._trainable = value
+        for variable in self._own_trainable:
+            variable.trainable = value
+        for layer in self._sublayers():
+            layer.trainable = value
+
+    # --- weights ---------------------------------------------------------------------------
+    def add_weight(self, shape: Any = None, initializer: Any = "glorot_uniform",
+                   dtype: Any = None, trainable: bool = True, name: str | None = None,
+                   regularizer: Any = None, constraint: Any = None, **kwargs: Any) -> Variable:
+        """A new Variable owned by this layer: `initializer(shape, dtype=dtype)` (a name
+        such as "zeros" or a callable), float32 unless `dtype` or the layer's dtype says
+        otherwise. Its regularizer's penalty joins `losses`."""
+        shape = () if shape is None else tuple(int(d) for d in shape)
+        dtype = _dtype_name(dtype) if dtype is not None else self._dtype
+        init = initializers.get(initializer) if initializer is not None else \
+            initializers.get("zeros")
+        name = name or "variable"
+        with outside_traces(), self._name_scope:
+            value = init(shape, dtype=dtype)
+            variable = Variable(convert_to_tensor(value, dtype=dtype), trainable=trainable,
+                                name=name, constraint=constraint)
+        variable.trainable = bool(trainable) and self._trainable
+        (self._own_trainable if trainable else self._own_non_trainable).append(variable)
+        if regularizer is not None:
+            self._regularized.append((variable, regularizers.get(regularizer)))
+        return variable
+
+    def _own_weights(self) -> list[Variable]:
+        """add_weight's Variables (trainable first) and Variables assigned as attributes."""
+        found = self._own_trainable + self._own_non_trainable
+        known = {id(v) for v in found}
+        for value in self._tracked_values():
+            if isinstance(value, Variable) and id(value) not in known:
+                known.add(id(value))
+                found.append(value)
+        return found
+
+    def _tracked_values(self):
+        for key, value in vars(self).items():
+            if key in _UNTRACKED:
+                continue
+            if isinstance(value, (Layer, Variable)):
+                yield value
+            elif isinstance(value, (list, tuple, dict)):
+                for leaf in _flat_values(value):
+                    if isinstance(leaf, (Layer, Variable)):
+                        yield leaf
+
+    def _sublayers(self) -> list[Layer]:
+        """The layers assigned to this one's attributes, in assignment order."""
+        found, seen = [], {id(self)}
+        for value in self._tracked_values():
+            if isinstance(value, Layer) and id(value) not in seen:
+                seen.add(id(value))
+                found.append(value)
+        return found
+
+    @property
+    def weights(self) -> list[Variable]:
+        """Every weight: this layer's own, then each sublayer's, each once."""
+        found, seen = [], set()
+        for variable in self._own_weights() + [w for layer in self._sublayers()
+                                               for w in layer.weights]:
+            if id(variable) not in seen:
+                seen.add(id(variable))
+                found.append(variable)
+        return found
+
+    @property
+    def trainable_weights(self) -> list[Variable]:
+        return [w for w in self.weights if w.trainable] if self._trainable else []
+
+    @property
+    def non_trainable_weights(self) -> list[Variable]:
+        return [w for w in self.weights if not w.trainable] if self._trainable else \
+            self.weights
+
+    variables = weights
+    trainable_variables = trainable_weights
+    non_trainable_variables = non_trainable_weights
+
+    def get_weights(self) -> list[np.ndarray]:
+        """The weights' values as NumPy arrays, in `weights` order."""
+        return [np.array(w.numpy()) for w in self.weights]
+
+    def set_weights(self, weights: list[Any]) -> None:
+        """Assign NumPy arrays to the weights, in `weights` order (shapes must match)."""
+        params = self.weights
+        if len(params) != len(weights):
+            raise ValueError(f"Layer {self.name!r}: set_weights expects a list of "
+                             f"{len(params)} arrays (its weights), got {len(weights)}")
+        for variable, value in zip(params, weights):
+            value = np.asarray(value)
+            if tuple(value.shape) != tuple(variable.shape):
+                raise ValueError(f"Layer {self.name!r} weight {variable.name!r}: expected "
+                                 f"shape {tuple(variable.shape)}, got {value.shape}")
+            variable.assign(value.astype(variable.dtype.as_numpy_dtype))
+
+    def count_params(self) -> int:
+        """The number of scalars in the weights (the layer must be built)."""
+        if not self.built:
+            raise ValueError(f"You tried to call `count_params` on layer {self.name!r}, but "
+                             "the layer isn't built. You can build it manually via: "
+                             "`layer.build(input_shape)`.")
+        return int(sum(np.prod(w.shape, dtype=np.int64) for w in self.weights))
+
+    # --- losses ----------------------------------------------------------------------------
+    def add_loss(self, loss: Any) -> None:
+        """Add a loss tensor (computed in `call`); `losses` lists it until the next call."""
+        self._call_losses.append(loss)
+
+    @property
+    def losses(self) -> list[Any]:
+        """The losses added in the last call and the weight regularizers' penalties, this
+        layer's and its sublayers'."""
+        found = list(self._call_losses)
+        found += [regularizer(variable) for variable, regularizer in self._regularized]
+        for layer in self._sublayers():
+            found += layer.losses
+        return found
+
+    def _clear_losses(self) -> None:
+        self._call_losses = []
+        for layer in self._sublayers():
+            layer._clear_losses()
+
+    # --- building and calling --------------------------------------------------------------
+    def build(self, input_shape: Any = None) -> None:
+        """Create the weights for inputs of this shape (batch dimension None)."""
+        self._build_shape = input_shape
+        self.built = True
+
+    def call(self, inputs: Any, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(f"Layer {type(self).__name__} does not have a `call()` "
+                                  "method implemented.")
+
+    def compute_output_shape(self, input_shape: Any) -> Any:
+        """The output shape for an input shape, found by calling the layer on a symbolic
+        input of that shape."""
+        from ..keras_tensor import output_shape_of
+        return output_shape_of(self, input_shape)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if args:
+            inputs, args = args[0], args[1:]
+        else:
+            first = next(iter(self._call_parameters()), None)
+            if first is None or first not in kwargs:
+                raise TypeError(f"Layer {self.name!r}: called without inputs")
+            inputs = kwargs.pop(first)
+        if any(isinstance(x, KerasTensor) for x in nest.flatten(inputs)):
+            return symbolic_call(self, inputs, args, kwargs)
+        inputs = nest.map_structure(self._convert_input, inputs)
+        self._maybe_build(inputs)
+        training = kwargs.pop("training", None)
+        if training is None:
+            training = _enclosing_training()
+        if training is None:
+            training = self._call_parameters().get("training")
+        if "training" in self._call_parameters():
+            kwargs["training"] = training
+        outermost = not hasattr(_call_state, "training")
+        if outermost:
+            self._clear_losses()
+        previous = getattr(_call_state, "training", None)
+        _call_state.training = training
+        try:
+            with self._name_scope:
+                outputs = self.call(inputs, *args, **kwargs)
+        finally:
+            if outermost:
+                del _call_state.training
+            else:
+                _call_state.training = previous
+        self._output_shape = nest.map_structure(
+            lambda y: tuple(y.shape) if hasattr(y, "shape") else None, outputs)
+        return outputs
+
+    def _call_parameters(self) -> dict[str, Any]:
+        """call's parameters after `self`: name -> default (None where it has none)."""
+        cached = type(self).__dict__.get("_call_parameters_cache")
+        if cached is None:
+            params = list(inspect.signature(self.call).parameters.values())
+            cached = {p.name: (None if p.default is inspect.Parameter.empty else p.default)
+                      for p in params
+                      if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+            type.__setattr__(type(self), "_call_parameters_cache", cached)
+        return cached
+
+    def _convert_input(self, x: Any) -> Any:
+        """NumPy arrays and Python numbers become tensors; floating inputs take the
+        layer's dtype (Keras 3's autocasting)."""
+        if x is None or isinstance(x, (str, bytes)):
+            return x
+        if not isinstance(x, (Tensor, Variable)):
+            if not isinstance(x, (np.ndarray, np.generic, list, tuple, int, float)):
+                return x
+            x = convert_to_tensor(np.asarray(x))
+        if self._autocast and x.dtype.is_floating and x.dtype.name != self._dtype and \
+                np.dtype(self._dtype).kind == "f":
+            x = cast(x, self._dtype)
+        return x
+
+    def _maybe_build(self, inputs: Any) -> None:
+        if self.built:
+            return
+        shapes = nest.map_structure(
+            lambda x: tuple(x.shape) if hasattr(x, "shape") else None, inputs)
+        self._build_with(shapes)
+
+    def _build_with(self, input_shape: Any) -> None:
+        with outside_traces(), self._name_scope:
+            self.build(_shape_argument(input_shape))
+        self._build_shape = input_shape
+        self.built = True
+
+    # --- configuration ---------------------------------------------------------------------
+    def get_config(self) -> dict[str, Any]:
+        """The constructor arguments that rebuild this layer (without its weights)."""
+        config = {"name": self.name, "trainable": self.trainable, "dtype": self.dtype}
+        if self._input_shape_arg is not None:
+            config["batch_input_shape"] = self._input_shape_arg
+        return config
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> Layer:
+        return cls(**config)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+_UNTRACKED = frozenset(["_own_trainable", "_own_non_trainable", "_regularized",
+                        "_call_losses", "_inbound_nodes", "_name_scope"])
+
+
+def _flat_values(structure):
+    if isinstance(structure, dict):
+        for value in structure.values():
+            yield from _flat_values(value)
+    elif isinstance(structure, (list, tuple)):
+        for value in structure:
+            yield from _flat_values(value)
+    else:
+        yield structure
+
+
+def _dtype_name(dtype: Any) -> str:
+    if hasattr(dtype, "as_numpy_dtype"):
+        return np.dtype(dtype.as_numpy_dtype).name
+    if isinstance(dtype, dict) or hasattr(dtype, "name") and not isinstance(dtype, np.dtype):
+        raise TypeError(f"Keras dtype policies are not supported: pass a dtype name such as "
+                        f"'float32', got {dtype!r:.60}")
+    return np.dtype(dtype).name
+
+
+def _declared_input_shape(kwargs: dict[str, Any]):
+    """The batch input shape a layer's constructor declared (input_shape=(8,) gives
+    (None, 8)), or None."""
+    if "batch_input_shape" in kwargs:
+        return tuple(kwargs["batch_input_shape"])
+    batch = kwargs.get("batch_size")
+    if "input_shape" in kwargs:
+        return (batch,) + tuple(kwargs["input_shape"])
+    if "input_dim" in kwargs:
+        return (batch, int(kwargs["input_dim"]))
+    return None
+
+
+def _shape_argument(shape):
+    """A single input's shape as a tuple; several as a list of tuples (Keras 3)."""
+    if isinstance(shape, tuple) and all(d is None or isinstance(d, int) for d in shape):
+        return shape
+    if isinstance(shape, (list, tuple)):
+        return [_shape_argument(s) for s in shape]
+    if isinstance(shape, dict):
+        return {k: _shape_argument(v) for k, v in shape.items()}
+    return shape
