@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..ops import activations as _act, nn as _nn
-from ..ops.elementwise import (exp, greater, greater_equal, less, multiply, sigmoid as
+from ..ops.elementwise import (exp, greater, less, multiply, sigmoid as
                                _sigmoid, softplus as _softplus, tanh as _tanh, where)
 from ..ops.registry import to_tensors
 
@@ -21,13 +21,14 @@ __all__ = ["relu", "relu6", "leaky_relu", "elu", "selu", "gelu", "sigmoid", "har
 
 def relu(x, negative_slope=0.0, max_value=None, threshold=0.0):
     """max(x, 0); with the options, Keras' generalized relu: max_value for
-    x >= max_value, x for threshold <= x < max_value, negative_slope * (x - threshold)
-    below the threshold."""
+    x >= max_value, x for threshold < x < max_value, negative_slope * (x - threshold)
+    otherwise (at x == threshold that is 0, as Keras 3 computes it; its docstring says
+    the linear branch starts at the threshold)."""
     if negative_slope == 0.0 and max_value is None and threshold == 0.0:
         return _nn.relu(x)
     (x,) = to_tensors("relu", [x])
     below = multiply(x - threshold, negative_slope) if negative_slope else x * 0.0
-    y = where(greater_equal(x, threshold) if threshold else greater(x, 0.0), x, below)
+    y = where(greater(x, threshold), x, below)
     if max_value is not None:
         y = where(less(x, max_value), y, x * 0.0 + max_value)
     return y

@@ -36,6 +36,7 @@ class FunctionalGraph:
                                  f"got {x!r} (made by layer {x._keras_history[0].name!r})")
         self.inputs, self.outputs = inputs, outputs
         self.nodes = self._ordered_nodes()
+        self._layers = None
 
     def _ordered_nodes(self) -> list:
         """Every node the outputs depend on, each after the nodes that feed it."""
@@ -63,14 +64,59 @@ class FunctionalGraph:
             visit(tensor)
         return order
 
+    def _depths(self):
+        """Keras 3's layout of the graph: each node's depth (the outputs' nodes 0, a
+        node one more than the deepest node it feeds) and each layer's first-visit
+        index in a walk back from the outputs."""
+        given = {id(x) for x in nest.flatten(self.inputs)}
+        order, index, done = [], {}, set()
+
+        def visit(tensor):
+            node = tensor.node
+            if id(node) in done:
+                return
+            index.setdefault(id(node.layer), len(index))
+            if node.inputs is not None and id(tensor) not in given:
+                for parent in node.input_tensors():
+                    visit(parent)
+            done.add(id(node))
+            order.append(node)
+
+        for tensor in nest.flatten(self.outputs):
+            visit(tensor)
+        node_depth, layer_depth = {}, {}
+        for node in reversed(order):
+            depth = max(node_depth.setdefault(id(node), 0), layer_depth.get(id(node.layer), 0))
+            layer_depth[id(node.layer)] = node_depth[id(node)] = depth
+            if node.inputs is not None:
+                for parent in node.input_tensors():
+                    parent_node = parent.node
+                    node_depth[id(parent_node)] = max(depth + 1,
+                                                      node_depth.get(id(parent_node), 0))
+        for tensor in nest.flatten(self.inputs):    # inputs the outputs do not use
+            if id(tensor.node.layer) not in layer_depth:
+                layer_depth[id(tensor.node.layer)], index[id(tensor.node.layer)] = 0, -1
+                node_depth[id(tensor.node)] = 0
+                order.append(tensor.node)
+        return order, node_depth, layer_depth, index
+
     @property
     def layers(self) -> list:
-        """The layers called in the graph, input layers first, each once."""
-        found, seen = [], set()
-        for node in self.nodes:
-            if id(node.layer) not in seen:
-                seen.add(id(node.layer))
-                found.append(node.layer)
+        """The layers called in the graph, each once, in Keras 3's order: deepest first
+        (the inputs), ties in the order a walk back from the outputs meets them."""
+        if self._layers is None:
+            order, _, layer_depth, index = self._depths()
+            layers = {id(node.layer): node.layer for node in order}
+            self._layers = sorted(layers.values(), key=lambda layer: (-layer_depth[id(layer)],
+                                                                     index[id(layer)]))
+        return list(self._layers)
+
+    def nodes_by_depth(self) -> dict[int, list]:
+        """depth -> the nodes at that depth (Keras' `_nodes_by_depth`)."""
+        order, node_depth, _, _ = self._depths()
+        found: dict[int, list] = {}
+        for node in order:
+            found.setdefault(node_depth[id(node)], []).append(node)
         return found
 
     def _bind_inputs(self, values: Any) -> dict[int, Any]:

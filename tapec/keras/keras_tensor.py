@@ -82,21 +82,23 @@ class KerasTensor:
         return id(self)
 
     # Arithmetic on KerasTensors records an operation layer (Keras 3 does the same).
-    def __add__(self, other): return _operation("add", lambda a, b: a + b, self, other)
-    def __radd__(self, other): return _operation("add", lambda a, b: b + a, self, other)
-    def __sub__(self, other): return _operation("subtract", lambda a, b: a - b, self, other)
-    def __rsub__(self, other): return _operation("subtract", lambda a, b: b - a, self, other)
-    def __mul__(self, other): return _operation("multiply", lambda a, b: a * b, self, other)
-    def __rmul__(self, other): return _operation("multiply", lambda a, b: b * a, self, other)
-    def __truediv__(self, other):
-        return _operation("divide", lambda a, b: a / b, self, other)
-    def __rtruediv__(self, other):
-        return _operation("divide", lambda a, b: b / a, self, other)
-    def __matmul__(self, other): return _operation("matmul", lambda a, b: a @ b, self, other)
-    def __pow__(self, other): return _operation("power", lambda a, b: a ** b, self, other)
-    def __neg__(self): return _operation("negative", lambda a: -a, self)
+    def __add__(self, other): return _operation("add", self, other)
+    def __radd__(self, other): return _operation("add", other, self)
+    def __sub__(self, other): return _operation("subtract", self, other)
+    def __rsub__(self, other): return _operation("subtract", other, self)
+    def __mul__(self, other): return _operation("multiply", self, other)
+    def __rmul__(self, other): return _operation("multiply", other, self)
+    def __truediv__(self, other): return _operation("divide", self, other)
+    def __rtruediv__(self, other): return _operation("divide", other, self)
+    def __matmul__(self, other): return _operation("matmul", self, other)
+    def __rmatmul__(self, other): return _operation("matmul", other, self)
+    def __pow__(self, other): return _operation("power", self, other)
+    def __rpow__(self, other): return _operation("power", other, self)
+    def __neg__(self): return _operation("negative", self)
+
     def __getitem__(self, key):
-        return _operation("get_item", lambda a: a[key], self)
+        from .layers.core import TensorOperation
+        return TensorOperation("get_item", key=key, name=_operation_name("get_item"))(self)
 
 
 class Node:
@@ -116,16 +118,26 @@ class Node:
         return nest.flatten(self.outputs)
 
 
-def _operation(name, fn, *operands):
-    from .layers.core import Lambda
+def _operation(name, *operands):
+    """A TensorOperation layer applied to the KerasTensor operands (Python numbers are
+    kept in its config); any other operand makes it a Lambda layer."""
+    from .layers.core import Lambda, TensorOperation
     tensors = [x for x in operands if isinstance(x, KerasTensor)]
-    others = [x for x in operands if not isinstance(x, KerasTensor)]
+    constants = [x for x in operands if not isinstance(x, KerasTensor)]
+    if all(isinstance(c, (int, float)) and not isinstance(c, bool) for c in constants):
+        constant_first = bool(constants) and not isinstance(operands[0], KerasTensor)
+        layer = TensorOperation(name, constants[0] if constants else None, constant_first,
+                                name=_operation_name(name))
+        return layer(tensors if len(tensors) > 1 else tensors[0])
+    function = TensorOperation.FUNCTIONS[name]
 
     def apply(values):
-        it, rest = iter(values), iter(others)
-        return fn(*[next(it) if isinstance(x, KerasTensor) else next(rest)
-                    for x in operands])
-    return Lambda(apply, name=_operation_name(name))(tensors)
+        values = values if isinstance(values, list) else [values]
+        it, rest = iter(values), iter(constants)
+        return function(*[next(it) if isinstance(x, KerasTensor) else next(rest)
+                          for x in operands])
+    return Lambda(apply, name=_operation_name(name))(tensors if len(tensors) > 1
+                                                     else tensors[0])
 
 
 def _operation_name(name):

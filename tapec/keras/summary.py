@@ -90,21 +90,18 @@ def _rule(widths, left, middle, right, fill):
 
 
 def _chain_like(model) -> bool:
-    """Keras prints a functional model like a Sequential one when its layer calls form
-    one chain (each call reading one tensor, the previous call's output)."""
+    """Keras prints a functional model like a Sequential one when every depth of its
+    graph holds one node reading at most one tensor, and no layer is called twice."""
     graph = model._graph
-    if graph is None or len(nest.flatten(graph.inputs)) != 1:
+    if graph is None:
         return True
-    previous = None
-    for node in graph.nodes:
-        inputs = node.input_tensors()
-        if node.inputs is None:
-            previous = node
-            continue
-        if len(inputs) != 1 or inputs[0].node is not previous:
+    nodes = []
+    for at_depth in graph.nodes_by_depth().values():
+        if len(at_depth) > 1 or len(at_depth[0].input_tensors()) > 1:
             return False
-        previous = node
-    return True
+        nodes += at_depth
+    layers = [id(node.layer) for node in nodes]
+    return len(set(layers)) == len(layers)
 
 
 def _connections(layer, graph) -> list[str]:
@@ -139,8 +136,8 @@ def print_summary(model: Any, line_length: int | None = None,
                   print_fn: Callable | None = None, show_trainable: bool = False) -> None:
     """Print (or pass to `print_fn`, as one string) the summary table of `model`."""
     from .models import Sequential
-    graph = None if isinstance(model, Sequential) else model._graph
-    connected = graph is not None and not _chain_like(model)
+    graph = model._graph
+    connected = not isinstance(model, Sequential) and not _chain_like(model)
     headers = ["Layer (type)", "Output Shape", "Param #"]
     aligns = "llr"
     if connected:

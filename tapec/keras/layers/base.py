@@ -15,6 +15,7 @@ records a node of a functional graph instead of computing (keras/keras_tensor.py
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 import threading
@@ -70,6 +71,13 @@ class Layer(Module):
     `add_weight`, and compute in `call(inputs, ...)`; `training` is passed to `call`
     when its signature has that parameter: the caller's value, else the enclosing
     layer call's, else `call`'s own default."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A subclass's `build` marks the layer built and makes its weights outside any
+        trace and under the layer's name scope, however it is called (as Keras 3)."""
+        super().__init_subclass__(**kwargs)
+        if "build" in cls.__dict__:
+            cls.build = _building(cls.__dict__["build"])
 
     def __init__(self, trainable: bool = True, name: str | None = None, dtype: Any = None,
                  autocast: bool = True, **kwargs: Any) -> None:
@@ -332,8 +340,7 @@ class Layer(Module):
         self._build_with(shapes)
 
     def _build_with(self, input_shape: Any) -> None:
-        with outside_traces(), self._name_scope:
-            self.build(_shape_argument(input_shape))
+        self.build(_shape_argument(input_shape))
         self._build_shape = input_shape
         self.built = True
 
@@ -351,6 +358,16 @@ class Layer(Module):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+def _building(build):
+    @functools.wraps(build)
+    def build_and_mark(self, *args, **kwargs):
+        with outside_traces(), self._name_scope:
+            result = build(self, *args, **kwargs)
+        self.built = True
+        return result
+    return build_and_mark
 
 
 _UNTRACKED = frozenset(["_own_trainable", "_own_non_trainable", "_regularized",

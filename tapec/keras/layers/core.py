@@ -3,6 +3,7 @@ and InputLayer with `keras.Input`."""
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any, Callable
 
 import numpy as np
@@ -16,7 +17,7 @@ from ..keras_tensor import KerasTensor, Node
 from .base import Layer
 
 __all__ = ["Dense", "Flatten", "Reshape", "Lambda", "Activation", "Dropout", "Embedding",
-           "InputLayer", "Input"]
+           "InputLayer", "Input", "TensorOperation"]
 
 
 def _constraint(layer, constraint):
@@ -25,6 +26,12 @@ def _constraint(layer, constraint):
         raise ValueError(f"{layer}: a constraint must be a callable (weights -> weights); "
                          f"named Keras constraints are not supported, got {constraint!r:.60}")
     return constraint
+
+
+def _refuse_constraints(layer, *constraints):
+    if any(c is not None for c in constraints):
+        raise ValueError(f"{type(layer).__name__} {layer.name!r}: a layer with a weight "
+                         "constraint (a Python callable) cannot be saved in a config")
 
 
 def _serialized_initializer(init):
@@ -77,6 +84,8 @@ class Dense(Layer):
         if len(inputs.shape) < 2:
             raise ValueError(f"Dense {self.name!r}: expected an input of rank >= 2, got "
                              f"shape {tuple(inputs.shape)}")
+        if inputs.dtype != self.kernel.dtype:       # integer inputs (Keras promotes them)
+            inputs = cast(inputs, self.kernel.dtype)
         y = matmul(inputs, self.kernel)
         if self.bias is not None:
             y = y + self.bias
@@ -86,6 +95,7 @@ class Dense(Layer):
         return y
 
     def get_config(self):
+        _refuse_constraints(self, self.kernel_constraint, self.bias_constraint)
         return {**super().get_config(), "units": self.units,
                 "activation": activations.serialize(self.activation),
                 "use_bias": self.use_bias,
@@ -171,6 +181,67 @@ class Lambda(Layer):
                                   "save_weights/load_weights")
 
 
+class TensorOperation(Layer):
+    """An arithmetic operator applied to KerasTensors (`x + y`, `2 * x`, `-x`, ...) in
+    a functional model: the operation's name and any Python-number operand."""
+
+    FUNCTIONS = {"add": operator.add, "subtract": operator.sub, "multiply": operator.mul,
+                 "divide": operator.truediv, "matmul": operator.matmul,
+                 "power": operator.pow, "negative": operator.neg}
+
+    def __init__(self, operation: str, constant: float | None = None,
+                 constant_first: bool = False, key: Any = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.key = None if key is None else _encode_key(key)
+        if operation == "get_item":
+            if key is None:
+                raise ValueError("TensorOperation: get_item needs a key")
+        elif operation not in self.FUNCTIONS:
+            raise ValueError(f"TensorOperation: unknown operation {operation!r} (known: "
+                             f"{sorted(self.FUNCTIONS)})")
+        self.operation, self.constant = operation, constant
+        self.constant_first = bool(constant_first)
+
+    def call(self, inputs):
+        if self.operation == "get_item":
+            return inputs[_decode_key(self.key)]
+        function = self.FUNCTIONS[self.operation]
+        operands = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+        if self.constant is not None:
+            operands.insert(0 if self.constant_first else 1, self.constant)
+        return function(*operands)
+
+    def get_config(self):
+        return {**super().get_config(), "operation": self.operation,
+                "constant": self.constant, "constant_first": self.constant_first,
+                "key": self.key}
+
+
+def _encode_key(key):
+    """An index (ints, slices, None, Ellipsis, tuples of them) as JSON-able lists."""
+    if isinstance(key, tuple):
+        return {"tuple": [_encode_key(k) for k in key]}
+    if isinstance(key, slice):
+        return {"slice": [key.start, key.stop, key.step]}
+    if key is Ellipsis:
+        return {"ellipsis": True}
+    if key is None or isinstance(key, dict) or \
+            isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+        return key if not isinstance(key, np.integer) else int(key)
+    raise TypeError(f"TensorOperation: cannot index a KerasTensor with {key!r:.60} (use "
+                    "ints, slices, None and ...)")
+
+
+def _decode_key(key):
+    if isinstance(key, dict) and "tuple" in key:
+        return tuple(_decode_key(k) for k in key["tuple"])
+    if isinstance(key, dict) and "slice" in key:
+        return slice(*key["slice"])
+    if isinstance(key, dict) and "ellipsis" in key:
+        return Ellipsis
+    return key
+
+
 class Activation(Layer):
     """Applies an activation function (a name such as "relu", or a callable)."""
 
@@ -248,6 +319,7 @@ class Embedding(Layer):
         return gather(self.embeddings, inputs)
 
     def get_config(self):
+        _refuse_constraints(self, self.embeddings_constraint)
         return {**super().get_config(), "input_dim": self.input_dim,
                 "output_dim": self.output_dim,
                 "embeddings_initializer": _serialized_initializer(self.embeddings_initializer),
