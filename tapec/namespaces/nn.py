@@ -12,6 +12,12 @@ from ..ops.activations import (dropout, elu, gelu, l2_loss, leaky_relu, moments,
 __all__ += ["dropout", "elu", "gelu", "l2_loss", "leaky_relu", "moments", "relu6", "selu",
             "silu", "softsign", "swish"]
 
+# Convolution and pooling, channels last (tapec/ops/convolution.py).
+from ..ops.convolution import *  # noqa: E402,F401,F403
+from ..ops import convolution as _convolution  # noqa: E402
+
+__all__ += _convolution.__all__
+
 
 from ._names import namespace_getattr as _namespace_getattr  # noqa: E402
 

@@ -1,3 +1,169 @@
-"""Convolution layers: Conv1D and Conv2D."""
+"""Convolution layers: Conv1D and Conv2D (Keras 3's), on `tapec.nn`'s convolution.
 
-__all__: list[str] = []
+    y = activation(conv(x, kernel) + bias)
+
+with a kernel of shape (*kernel_size, input_channels, filters) and a bias of shape
+(filters,). The convolution is a composite of strided slices and one matrix product
+(tapec/ops/convolution.py), so gradients, jacobians and Hessians come from tapec's
+symbolic differentiation.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...ops import elementwise as ew
+from ...ops.convolution import convolve
+from ...ops.shape import reshape
+from .. import activations, initializers, regularizers
+from .base import Layer
+from .core import _constraint, _serialized_initializer, _serialized_regularizer
+
+__all__ = ["Conv1D", "Conv2D", "Convolution1D", "Convolution2D"]
+
+_FORMATS = {("channels_last", 1): "NWC", ("channels_first", 1): "NCW",
+            ("channels_last", 2): "NHWC", ("channels_first", 2): "NCHW"}
+
+
+def int_tuple(layer, what, value, rank):
+    """An int or a tuple of `rank` ints, as a tuple (Keras' standardize_tuple)."""
+    values = (value,) * rank if isinstance(value, (int, np.integer)) else tuple(value)
+    if len(values) != rank or any(isinstance(v, bool) or not isinstance(v, (int, np.integer))
+                                  for v in values):
+        raise ValueError(f"{layer}: the `{what}` argument must be a tuple of {rank} "
+                         f"integers. Received {what}={value!r}")
+    return tuple(int(v) for v in values)
+
+
+def data_format_of(layer, data_format):
+    """Keras' data_format: None is the default image format, channels_last."""
+    data_format = "channels_last" if data_format is None else data_format
+    if data_format not in ("channels_last", "channels_first"):
+        raise ValueError(f"{layer}: data_format must be 'channels_last' or "
+                         f"'channels_first', got {data_format!r}")
+    return data_format
+
+
+class _Conv(Layer):
+    """Keras 3's BaseConv for rank 1 and 2 (groups=1)."""
+
+    rank = 0
+
+    def __init__(self, filters: int, kernel_size: Any, strides: Any = 1,
+                 padding: str = "valid", data_format: str | None = None,
+                 dilation_rate: Any = 1, groups: int = 1, activation: Any = None,
+                 use_bias: bool = True, kernel_initializer: Any = "glorot_uniform",
+                 bias_initializer: Any = "zeros", kernel_regularizer: Any = None,
+                 bias_regularizer: Any = None, activity_regularizer: Any = None,
+                 kernel_constraint: Any = None, bias_constraint: Any = None,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        kind = type(self).__name__
+        if isinstance(filters, bool) or not isinstance(filters, (int, np.integer)) or \
+                filters <= 0:
+            raise ValueError(f"Invalid value for argument `filters`. Expected a strictly "
+                             f"positive value. Received filters={filters!r}.")
+        if groups != 1:
+            raise ValueError(f"{kind}: grouped convolutions (groups={groups}) are not "
+                             "implemented in tapec; use groups=1")
+        self.filters = int(filters)
+        self.groups = 1
+        self.kernel_size = int_tuple(kind, "kernel_size", kernel_size, self.rank)
+        self.strides = int_tuple(kind, "strides", strides, self.rank)
+        self.dilation_rate = int_tuple(kind, "dilation_rate", dilation_rate, self.rank)
+        if not all(self.kernel_size):
+            raise ValueError(f"The argument `kernel_size` cannot contain 0. Received "
+                             f"kernel_size={self.kernel_size}.")
+        if not all(self.strides):
+            raise ValueError(f"The argument `strides` cannot contains 0. Received "
+                             f"strides={self.strides}")
+        if max(self.strides) > 1 and max(self.dilation_rate) > 1:
+            raise ValueError(f"`strides > 1` not supported in conjunction with "
+                             f"`dilation_rate > 1`. Received: strides={self.strides} and "
+                             f"dilation_rate={self.dilation_rate}")
+        allowed = ("valid", "same", "causal") if self.rank == 1 else ("valid", "same")
+        padding = padding.lower() if isinstance(padding, str) else padding
+        if padding not in allowed:
+            raise ValueError(f"{kind}: padding must be one of {allowed}, got {padding!r}")
+        self.padding = padding
+        self.data_format = data_format_of(kind, data_format)
+        self.activation = activations.get(activation)
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = initializers.get(kernel_initializer)
+        self.bias_initializer = initializers.get(bias_initializer)
+        self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
+        self.activity_regularizer = regularizers.get(activity_regularizer)
+        self.kernel_constraint = _constraint(kind, kernel_constraint)
+        self.bias_constraint = _constraint(kind, bias_constraint)
+        self.kernel = self.bias = None
+
+    def _channel_axis(self):
+        return -1 if self.data_format == "channels_last" else 1
+
+    def build(self, input_shape):
+        if len(input_shape) != self.rank + 2:
+            raise ValueError(f"{type(self).__name__} {self.name!r}: expected inputs of rank "
+                             f"{self.rank + 2} (batch, {self.rank} spatial axes, channels), "
+                             f"got shape {input_shape}")
+        channels = input_shape[self._channel_axis()]
+        if channels is None:
+            raise ValueError(f"{type(self).__name__} {self.name!r}: the channel axis of the "
+                             f"input must have a known size, got shape {input_shape}")
+        self.kernel = self.add_weight(shape=self.kernel_size + (channels, self.filters),
+                                      initializer=self.kernel_initializer, name="kernel",
+                                      regularizer=self.kernel_regularizer,
+                                      constraint=self.kernel_constraint)
+        if self.use_bias:
+            self.bias = self.add_weight(shape=(self.filters,), initializer=self.bias_initializer,
+                                        name="bias", regularizer=self.bias_regularizer,
+                                        constraint=self.bias_constraint)
+        self.built = True
+
+    def convolution_op(self, inputs, kernel):
+        return convolve(type(self).__name__, inputs, kernel, self.strides,
+                        self.padding.upper(), _FORMATS[self.data_format, self.rank],
+                        self.dilation_rate, self.rank, causal=True)
+
+    def call(self, inputs):
+        y = self.convolution_op(inputs, self.kernel)
+        if self.bias is not None:
+            shape = (1,) * (self.rank + 1) + (self.filters,) \
+                if self.data_format == "channels_last" else (1, self.filters) + (1,) * self.rank
+            y = ew.add(y, reshape(self.bias, shape))
+        y = self.activation(y)
+        if self.activity_regularizer is not None:
+            self.add_loss(self.activity_regularizer(y))
+        return y
+
+    def get_config(self):
+        return {**super().get_config(), "filters": self.filters,
+                "kernel_size": self.kernel_size, "strides": self.strides,
+                "padding": self.padding, "data_format": self.data_format,
+                "dilation_rate": self.dilation_rate, "groups": self.groups,
+                "activation": activations.serialize(self.activation),
+                "use_bias": self.use_bias,
+                "kernel_initializer": _serialized_initializer(self.kernel_initializer),
+                "bias_initializer": _serialized_initializer(self.bias_initializer),
+                "kernel_regularizer": _serialized_regularizer(self.kernel_regularizer),
+                "bias_regularizer": _serialized_regularizer(self.bias_regularizer),
+                "activity_regularizer": _serialized_regularizer(self.activity_regularizer)}
+
+
+class Conv1D(_Conv):
+    """1-D convolution over (batch, steps, channels) (Keras 3's `Conv1D`); padding
+    "valid", "same" or "causal" (left padding only, so output t sees inputs <= t)."""
+
+    rank = 1
+
+
+class Conv2D(_Conv):
+    """2-D convolution over (batch, height, width, channels) (Keras 3's `Conv2D`);
+    padding "valid" or "same"."""
+
+    rank = 2
+
+
+Convolution1D = Conv1D
+Convolution2D = Conv2D

@@ -1,0 +1,352 @@
+"""Convolution and pooling (`tf.nn.conv1d`, `conv2d`, `conv3d`, `convolution`,
+`max_pool*`, `avg_pool*`), channels last, as composites of slicing, `concat`, `matmul`
+and reductions.
+
+A window op reads, for every output position p and window offset k, the input at
+p * stride + k * dilation (after padding). Each offset k is one strided slice of the
+padded input, so the windows are a handful of slices laid side by side:
+
+    conv:      y[n, p, f] = sum_{k, c} x_pad[n, p*s + k*d, c] w[k, c, f]
+               = (concat_k slice_k(x_pad)) @ reshape(w, (K*C, F))        (one GEMM)
+    max pool:  y[n, p, c] = max_k slice_k(x_pad)[n, p, c]   (padding is -inf)
+    avg pool:  y[n, p, c] = sum_k slice_k(x_pad)[n, p, c] / (number of real inputs)
+
+No primitive is declared: the derivatives (a slice's is a scatter, concat's a split,
+matmul's two matmuls), vectorized jacobians and Hessians come from the parts. Max
+pooling routes the gradient to the first maximum of each window (in row-major window
+order), as TensorFlow's MaxPoolGrad does, by selecting the window entry at `argmax`
+instead of differentiating `reduce_max` (which shares ties).
+"""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from . import elementwise as ew
+from .linalg import matmul
+from .reduce import argmax, reduce_sum
+from .indexing import SCATTER, normalize_index
+from .registry import apply, to_tensors
+from .shape import concat, expand_dims, reshape, stack, transpose
+
+_CHANNELS_FIRST = {"NCW", "NCHW", "NCDHW"}
+_CHANNELS_LAST = {"NWC", "NHWC", "NDHWC"}
+
+
+# --- window geometry ----------------------------------------------------------------------
+
+def _per_axis(op_name, what, value, spatial, data_format=None):
+    """TensorFlow's int-or-list convention for strides, dilations and window sizes: one
+    int for every spatial axis, a list of 1, `spatial` or `spatial + 2` ints (the last
+    form includes the batch and channel axes, which must be 1)."""
+    if hasattr(value, "numpy"):
+        value = value.numpy().tolist()
+    values = [value] if np.ndim(value) == 0 else list(np.asarray(value).reshape(-1))
+    if any(isinstance(v, (bool, np.bool_)) or np.asarray(v).dtype.kind not in "iu"
+           for v in values):
+        raise TypeError(f"{op_name}: {what} must be an int or a list of ints, got {value!r}")
+    values = [int(v) for v in values]
+    if len(values) == 1:
+        values = values * spatial
+    elif len(values) == spatial + 2:
+        outer = (values[0], values[1]) if data_format in _CHANNELS_FIRST else \
+            (values[0], values[-1])
+        if outer != (1, 1):
+            raise ValueError(f"{op_name}: {what} {value} must be 1 on the batch and channel "
+                             "axes")
+        values = values[2:] if data_format in _CHANNELS_FIRST else values[1:-1]
+    elif len(values) != spatial:
+        raise ValueError(f"{op_name}: {what} must have 1, {spatial} or {spatial + 2} "
+                         f"entries, got {value}")
+    if any(v < 1 for v in values):
+        raise ValueError(f"{op_name}: {what} must be positive, got {value}")
+    return tuple(values)
+
+
+def _paddings(op_name, padding, spatial, data_format=None, causal=False):
+    """'VALID', 'SAME' (case-insensitive; 'CAUSAL' too where `causal`) or explicit
+    [before, after] pairs for every axis (TensorFlow's explicit padding; the batch and
+    channel pairs must be [0, 0]) as the mode string or a tuple of spatial pairs."""
+    if isinstance(padding, str):
+        mode = padding.upper()
+        modes = ("VALID", "SAME", "CAUSAL") if causal else ("VALID", "SAME")
+        if mode not in modes:
+            raise ValueError(f"{op_name}: padding must be one of {modes} or explicit pairs, "
+                             f"got {padding!r}")
+        return mode
+    pairs = np.asarray(padding)
+    if pairs.dtype.kind not in "iu" or pairs.shape != (spatial + 2, 2) or np.any(pairs < 0):
+        raise ValueError(f"{op_name}: explicit padding must be {spatial + 2} pairs of "
+                         f"non-negative ints, got {padding!r}")
+    outer = (0, 1) if data_format in _CHANNELS_FIRST else (0, spatial + 1)
+    if np.any(pairs[list(outer)] != 0):
+        raise ValueError(f"{op_name}: explicit padding of the batch and channel axes must be "
+                         f"0, got {padding!r}")
+    inner = pairs[2:] if data_format in _CHANNELS_FIRST else pairs[1:-1]
+    return tuple((int(b), int(a)) for b, a in inner)
+
+
+def window_geometry(op_name, size, window, stride, dilation, padding, axis=0):
+    """(output size, padding before, padding after) of one spatial axis of length `size`,
+    with TensorFlow's rules: VALID reads only whole windows, SAME gives ceil(size /
+    stride) outputs and pads the larger half at the end, CAUSAL pads only the start."""
+    span = (window - 1) * dilation + 1
+    if padding == "SAME":
+        out = -(-size // stride)
+        total = max((out - 1) * stride + span - size, 0)
+        before, after = total // 2, total - total // 2
+    elif padding == "CAUSAL":
+        before, after = span - 1, 0
+    elif padding == "VALID":
+        before, after = 0, 0
+    else:
+        before, after = padding[axis]
+    padded = size + before + after
+    if padded < span:
+        raise ValueError(f"{op_name}: a window spanning {span} does not fit spatial axis "
+                         f"{axis} of size {size} (padded to {padded}); the output would be "
+                         "empty")
+    return (padded - span) // stride + 1, before, after
+
+
+def _window_slices(x, window, strides, dilations, outs):
+    """The slices of `x` (already padded, channels last) that one window offset reads,
+    one per offset in row-major order: each has shape (N, *outs, C)."""
+    slices = []
+    for offset in itertools.product(*(range(k) for k in window)):
+        index = (slice(None),) + tuple(
+            slice(k * d, k * d + (o - 1) * s + 1, s)
+            for k, d, s, o in zip(offset, dilations, strides, outs)) + (slice(None),)
+        slices.append(x[index])
+    return slices
+
+
+def _padded(x, pads, fill):
+    """`x` with `pads` [(before, after) per spatial axis] filled with `fill`. Written as
+    a scatter into zeros (its derivative is the slice back) and a `where` on a mask
+    with no batch axis, so a trace stays one program for every batch size (tf.pad's
+    constant blocks would embed the batch size)."""
+    if not any(b or a for b, a in pads):
+        return x
+    inner = tuple(slice(b, b + n) for (b, _), n in zip(pads, x._shape[1:-1]))
+    shape = (x._shape[0],) + tuple(n + b + a for (b, a), n in zip(pads, x._shape[1:-1])) + \
+        (x._shape[-1],)
+    padded = apply(SCATTER, x, index=normalize_index((slice(None),) + inner), shape=shape)
+    if fill == 0:
+        return padded
+    inside = np.zeros((1,) + shape[1:-1] + (1,), dtype=bool)
+    inside[(slice(None),) + inner] = True
+    return ew.where(inside, padded, np.asarray(fill, dtype=x._dtype))
+
+
+def _geometry(op_name, x, window, strides, dilations, padding):
+    spatial_sizes = x._shape[1:-1]
+    rows = [window_geometry(op_name, n, k, s, d, padding, axis)
+            for axis, (n, k, s, d) in enumerate(zip(spatial_sizes, window, strides, dilations))]
+    return tuple(r[0] for r in rows), tuple((r[1], r[2]) for r in rows)
+
+
+# --- layouts --------------------------------------------------------------------------------
+
+def _to_channels_last(op_name, x, spatial, data_format):
+    if data_format is None or data_format in _CHANNELS_LAST:
+        return x
+    if data_format in _CHANNELS_FIRST:
+        return transpose(x, [0, *range(2, spatial + 2), 1])
+    raise ValueError(f"{op_name}: data_format must be one of "
+                     f"{sorted(_CHANNELS_LAST | _CHANNELS_FIRST)}, got {data_format!r}")
+
+
+def _from_channels_last(y, spatial, data_format):
+    if data_format in _CHANNELS_FIRST:
+        return transpose(y, [0, spatial + 1, *range(1, spatial + 1)])
+    return y
+
+
+def _input(op_name, x, spatial, kinds="f"):
+    (x,) = to_tensors(op_name, [x])
+    if len(x._shape) != spatial + 2:
+        raise ValueError(f"{op_name}: input must have rank {spatial + 2} (batch, {spatial} "
+                         f"spatial axes, channels), got shape {x._shape}")
+    if x._dtype.kind not in kinds:
+        raise TypeError(f"{op_name}: input must be a floating tensor"
+                        f"{' or an integer one' if 'i' in kinds else ''}, got "
+                        f"{x._dtype.name}")
+    return x
+
+
+# --- convolution ----------------------------------------------------------------------------
+
+def convolve(op_name, input, filters, strides, padding, data_format, dilations, spatial,  # noqa: A002
+             causal=False):
+    """The convolution behind every public form (`causal` admits Keras' 'causal'
+    padding, which TensorFlow's ops do not take)."""
+    x = _input(op_name, input, spatial)
+    x = _to_channels_last(op_name, x, spatial, data_format)
+    (w,) = to_tensors(op_name, [filters])
+    if w._dtype != x._dtype:
+        raise TypeError(f"{op_name}: input and filters must have one dtype, got "
+                        f"{x._dtype.name} and {w._dtype.name}")
+    channels = x._shape[-1]
+    if len(w._shape) != spatial + 2 or w._shape[-2] != channels:
+        raise ValueError(f"{op_name}: filters must have shape (*window, in_channels, "
+                         f"out_channels) with {spatial} window axes and in_channels = "
+                         f"{channels} (input shape {tuple(x._shape)}), got {w._shape}")
+    window = w._shape[:-2]
+    strides = _per_axis(op_name, "strides", strides, spatial, data_format)
+    dilations = _per_axis(op_name, "dilations", 1 if dilations is None else dilations,
+                          spatial, data_format)
+    padding = _paddings(op_name, padding, spatial, data_format, causal)
+    outs, pads = _geometry(op_name, x, window, strides, dilations, padding)
+    slices = _window_slices(_padded(x, pads, 0), window, strides, dilations, outs)
+    patches = concat(slices, axis=-1) if len(slices) > 1 else slices[0]
+    taps = math.prod(window) * channels
+    columns = reshape(patches, (-1, taps))
+    y = matmul(columns, reshape(w, (taps, w._shape[-1])))
+    y = reshape(y, (-1, *outs, w._shape[-1]))
+    return _from_channels_last(y, spatial, data_format)
+
+
+def conv1d(input, filters, stride, padding, data_format="NWC", dilations=None,  # noqa: A002
+           name=None):
+    """1-D convolution (cross-correlation, as TensorFlow's) of `input` (batch, width,
+    in_channels) with `filters` (width, in_channels, out_channels): `tf.nn.conv1d`.
+    `padding` is 'VALID', 'SAME' or explicit pairs; `data_format` 'NWC' or 'NCW'."""
+    return convolve("conv1d", input, filters, stride, padding, data_format, dilations, 1)
+
+
+def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None,  # noqa: A002
+           name=None):
+    """2-D convolution of `input` (batch, height, width, in_channels) with `filters`
+    (height, width, in_channels, out_channels): `tf.nn.conv2d`. `strides` and
+    `dilations` are an int or 1, 2 or 4 ints; `padding` 'VALID', 'SAME' or explicit
+    [[0, 0], [top, bottom], [left, right], [0, 0]]; `data_format` 'NHWC' or 'NCHW'."""
+    return convolve("conv2d", input, filters, strides, padding, data_format, dilations, 2)
+
+
+def conv3d(input, filters, strides, padding, data_format="NDHWC", dilations=None,  # noqa: A002
+           name=None):
+    """3-D convolution of `input` (batch, depth, height, width, in_channels) with
+    `filters` (depth, height, width, in_channels, out_channels): `tf.nn.conv3d`."""
+    return convolve("conv3d", input, filters, strides, padding, data_format, dilations, 3)
+
+
+def convolution(input, filters, strides=None, padding="VALID", data_format=None,  # noqa: A002
+                dilations=None, name=None):
+    """N-D convolution (N = 1, 2 or 3 from the filters' rank): `tf.nn.convolution`."""
+    (w,) = to_tensors("convolution", [filters])
+    spatial = len(w._shape) - 2
+    if spatial not in (1, 2, 3):
+        raise ValueError(f"convolution: filters must have rank 3, 4 or 5, got shape "
+                         f"{w._shape}")
+    return convolve("convolution", input, w, 1 if strides is None else strides, padding,
+                     data_format, dilations, spatial)
+
+
+# --- pooling --------------------------------------------------------------------------------
+
+def _windows(op_name, x, ksize, strides, padding, data_format, spatial, fill):
+    """Every window of `x` (channels last) stacked on axis -2: (N, *outs, K, C), the
+    padding filled with `fill`, plus the output sizes and the paddings."""
+    window = _per_axis(op_name, "ksize", ksize, spatial, data_format)
+    strides = _per_axis(op_name, "strides", strides, spatial, data_format)
+    padding = _paddings(op_name, padding, spatial, data_format)
+    ones = (1,) * spatial
+    outs, pads = _geometry(op_name, x, window, strides, ones, padding)
+    slices = _window_slices(_padded(x, pads, fill), window, strides, ones, outs)
+    return stack(slices, axis=-2), window, strides, outs, pads
+
+
+def _lowest(dtype):
+    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+
+
+def _max_pool(op_name, input, ksize, strides, padding, data_format, spatial):  # noqa: A002
+    x = _input(op_name, input, spatial, kinds="fiu")
+    x = _to_channels_last(op_name, x, spatial, data_format)
+    windows, window, *_ = _windows(op_name, x, ksize, strides, padding, data_format,
+                                   spatial, _lowest(x._dtype))
+    # The entry at the window's first argmax: its value is the maximum, and the gradient
+    # reaches that one input, as TensorFlow's MaxPoolGrad (reduce_max would share ties).
+    first = expand_dims(argmax(windows, axis=-2), -2)
+    chosen = ew.equal(first, np.arange(math.prod(window)).reshape(-1, 1))
+    y = reduce_sum(ew.where(chosen, windows, np.zeros((), x._dtype)), axis=-2)
+    return _from_channels_last(y, spatial, data_format)
+
+
+def _avg_pool(op_name, input, ksize, strides, padding, data_format, spatial):  # noqa: A002
+    x = _input(op_name, input, spatial)
+    x = _to_channels_last(op_name, x, spatial, data_format)
+    windows, window, strides, outs, pads = _windows(op_name, x, ksize, strides, padding,
+                                                    data_format, spatial, 0)
+    total = reduce_sum(windows, axis=-2)
+    # TensorFlow averages over the real inputs only: padding is not counted.
+    counts = np.ones(x._shape[1:-1])
+    counts = np.pad(counts, list(pads))
+    counts = sum(counts[tuple(slice(k, k + (o - 1) * s + 1, s)
+                              for k, s, o in zip(offset, strides, outs))]
+                 for offset in itertools.product(*(range(k) for k in window)))
+    y = ew.divide(total, counts.reshape(*outs, 1).astype(x._dtype))
+    return _from_channels_last(y, spatial, data_format)
+
+
+def _pool_rank(op_name, input, data_format):
+    (x,) = to_tensors(op_name, [input])
+    if len(x._shape) not in (3, 4, 5):
+        raise ValueError(f"{op_name}: input must have rank 3, 4 or 5, got shape {x._shape}")
+    return x, len(x._shape) - 2
+
+
+def max_pool(input, ksize, strides, padding, data_format=None, name=None):  # noqa: A002
+    """The maximum of each window (1, 2 or 3 spatial axes, from the input's rank):
+    `tf.nn.max_pool`. The gradient goes to the first maximum of each window."""
+    x, spatial = _pool_rank("max_pool", input, data_format)
+    return _max_pool("max_pool", x, ksize, strides, padding, data_format, spatial)
+
+
+def max_pool1d(input, ksize, strides, padding, data_format="NWC", name=None):  # noqa: A002
+    """`tf.nn.max_pool1d`: the maximum of each window of (batch, width, channels)."""
+    return _max_pool("max_pool1d", input, ksize, strides, padding, data_format, 1)
+
+
+def max_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  # noqa: A002
+    """`tf.nn.max_pool2d`: the maximum of each window of (batch, height, width, channels);
+    `ksize` and `strides` an int or 1, 2 or 4 ints, `padding` 'VALID', 'SAME' or explicit
+    pairs. The gradient goes to the first maximum of each window, as TensorFlow's."""
+    return _max_pool("max_pool2d", input, ksize, strides, padding, data_format, 2)
+
+
+def max_pool3d(input, ksize, strides, padding, data_format="NDHWC", name=None):  # noqa: A002
+    """`tf.nn.max_pool3d`: the maximum of each window of (batch, depth, height, width,
+    channels)."""
+    return _max_pool("max_pool3d", input, ksize, strides, padding, data_format, 3)
+
+
+def avg_pool(input, ksize, strides, padding, data_format=None, name=None):  # noqa: A002
+    """The mean of each window (1, 2 or 3 spatial axes): `tf.nn.avg_pool`. With 'SAME'
+    padding a border window averages only the inputs it covers, as TensorFlow's."""
+    x, spatial = _pool_rank("avg_pool", input, data_format)
+    return _avg_pool("avg_pool", x, ksize, strides, padding, data_format, spatial)
+
+
+def avg_pool1d(input, ksize, strides, padding, data_format="NWC", name=None):  # noqa: A002
+    """`tf.nn.avg_pool1d`: the mean of each window of (batch, width, channels)."""
+    return _avg_pool("avg_pool1d", input, ksize, strides, padding, data_format, 1)
+
+
+def avg_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  # noqa: A002
+    """`tf.nn.avg_pool2d`: the mean of each window of (batch, height, width, channels);
+    with 'SAME' padding a border window averages only the inputs it covers."""
+    return _avg_pool("avg_pool2d", input, ksize, strides, padding, data_format, 2)
+
+
+def avg_pool3d(input, ksize, strides, padding, data_format="NDHWC", name=None):  # noqa: A002
+    """`tf.nn.avg_pool3d`: the mean of each window of (batch, depth, height, width,
+    channels)."""
+    return _avg_pool("avg_pool3d", input, ksize, strides, padding, data_format, 3)
+
+
+__all__ = ["conv1d", "conv2d", "conv3d", "convolution", "max_pool", "max_pool1d",
+           "max_pool2d", "max_pool3d", "avg_pool", "avg_pool1d", "avg_pool2d", "avg_pool3d"]

@@ -1,0 +1,379 @@
+"""Keras normalization, convolution and pooling layers: values against Keras 3's formulas
+written in NumPy, gradients against central differences in float64, moving statistics
+eagerly and inside tapec.function, and the derivative forms (jacobian, batch_jacobian,
+Hessian). The comparisons with tf.keras itself are in
+test_norm_conv_pool_against_tensorflow.py."""
+import numpy as np
+import pytest
+
+import tapec as tf
+from tapec import keras
+from tests.helpers import fd
+
+RNG = np.random.default_rng(11)
+layers = keras.layers
+
+
+def _set_random_weights(layer, positive_last=False):
+    weights = [RNG.normal(size=w.shape) for w in layer.get_weights()]
+    if positive_last:                     # a variance
+        weights[-1] = np.abs(weights[-1]) + 0.5
+    layer.set_weights(weights)
+    return weights
+
+
+def batch_norm_reference(x, mean, variance, gamma, beta, epsilon):
+    return (x - mean) / np.sqrt(variance + epsilon) * gamma + beta
+
+
+# --- BatchNormalization ---------------------------------------------------------------------
+
+def test_batch_normalization_training_uses_batch_statistics_and_moves_the_averages():
+    x = RNG.normal(size=(8, 3)) * 3 + 2
+    bn = layers.BatchNormalization(momentum=0.9, dtype="float64")
+    bn.build(x.shape)
+    gamma, beta, moving_mean, moving_variance = _set_random_weights(bn, positive_last=True)
+    assert [w.name.split("/")[-1].split(":")[0] for w in bn.weights] == \
+        ["gamma", "beta", "moving_mean", "moving_variance"]
+    assert len(bn.trainable_weights) == 2 and len(bn.non_trainable_weights) == 2
+    for _ in range(2):
+        y = bn(x, training=True)
+        mean, variance = x.mean(0), x.var(0)     # the biased variance, as Keras
+        np.testing.assert_allclose(y.numpy(), batch_norm_reference(x, mean, variance, gamma,
+                                                                   beta, 1e-3), rtol=1e-12)
+        moving_mean = 0.9 * moving_mean + 0.1 * mean
+        moving_variance = 0.9 * moving_variance + 0.1 * variance
+        np.testing.assert_allclose(bn.moving_mean.numpy(), moving_mean, rtol=1e-12)
+        np.testing.assert_allclose(bn.moving_variance.numpy(), moving_variance, rtol=1e-12)
+    # Inference (the default) normalizes with the moving statistics and moves nothing.
+    y = bn(x)
+    np.testing.assert_allclose(y.numpy(), batch_norm_reference(
+        x, moving_mean, moving_variance, gamma, beta, 1e-3), rtol=1e-12)
+    np.testing.assert_allclose(bn.moving_mean.numpy(), moving_mean, rtol=1e-12)
+
+
+def test_a_frozen_batch_normalization_runs_in_inference_mode():
+    x = RNG.normal(size=(6, 2))
+    bn = layers.BatchNormalization(dtype="float64")
+    bn.build(x.shape)
+    bn.trainable = False
+    y = bn(x, training=True)
+    np.testing.assert_allclose(y.numpy(), x / np.sqrt(1 + 1e-3), rtol=1e-12)
+    assert bn.moving_mean.numpy().tolist() == [0.0, 0.0]
+
+
+def test_batch_normalization_axis_center_scale():
+    x = RNG.normal(size=(4, 3, 5, 2))
+    bn = layers.BatchNormalization(axis=1, center=False, scale=False, epsilon=0.01,
+                                   dtype="float64")
+    y = bn(x, training=True)
+    assert [tuple(w.shape) for w in bn.weights] == [(3,), (3,)]     # moving statistics
+    mean = x.mean(axis=(0, 2, 3), keepdims=True)
+    variance = x.var(axis=(0, 2, 3), keepdims=True)
+    np.testing.assert_allclose(y.numpy(), (x - mean) / np.sqrt(variance + 0.01), rtol=1e-12)
+    np.testing.assert_allclose(bn.moving_mean.numpy(), 0.01 * mean.ravel(), rtol=1e-12)
+
+
+def test_batch_normalization_with_a_mask_ignores_masked_steps():
+    x = RNG.normal(size=(3, 5, 2))
+    mask = RNG.random((3, 5)) > 0.4
+    bn = layers.BatchNormalization(dtype="float64")
+    y = bn(x, training=True, mask=mask)
+    kept = x[mask]                                                   # (kept steps, 2)
+    np.testing.assert_allclose(y.numpy(), (x - kept.mean(0)) / np.sqrt(kept.var(0) + 1e-3),
+                               rtol=1e-6)
+
+
+def test_batch_normalization_updates_moving_statistics_inside_a_function():
+    bn = layers.BatchNormalization(momentum=0.5, dtype="float64")
+    bn.build((None, 3))
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float64)])
+    def train(x):
+        return bn(x, training=True)
+
+    moving_mean, moving_variance = np.zeros(3), np.ones(3)
+    for n in (5, 7, 4):
+        x = RNG.normal(size=(n, 3)) + 1
+        y = train(x)
+        np.testing.assert_allclose(y.numpy(), (x - x.mean(0)) / np.sqrt(x.var(0) + 1e-3),
+                                   rtol=1e-10)
+        moving_mean = 0.5 * moving_mean + 0.5 * x.mean(0)
+        moving_variance = 0.5 * moving_variance + 0.5 * x.var(0)
+        np.testing.assert_allclose(bn.moving_mean.numpy(), moving_mean, rtol=1e-10)
+        np.testing.assert_allclose(bn.moving_variance.numpy(), moving_variance, rtol=1e-10)
+    assert train.experimental_get_tracing_count() == 1
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_normalization_gradients_match_finite_differences(training):
+    x = RNG.normal(size=(5, 3))
+    bn = layers.BatchNormalization(dtype="float64")
+    bn.build(x.shape)
+    gamma, beta, *stats = _set_random_weights(bn, positive_last=True)
+    weight = RNG.normal(size=x.shape)
+
+    def f(a, g, b):        # the layer's function, without moving the statistics
+        mean, variance = (a.mean(0), a.var(0)) if training else stats
+        return np.sum(weight * batch_norm_reference(a, mean, variance, g, b, 1e-3))
+
+    xt = tf.constant(x)
+    with tf.GradientTape() as tape:
+        tape.watch(xt)
+        y = tf.reduce_sum(bn(xt, training=training) * weight)
+    gx, gg, gb = tape.gradient(y, [xt, bn.gamma, bn.beta])
+    for k, g in enumerate([gx, gg, gb]):
+        np.testing.assert_allclose(g.numpy(), fd.gradient(f, [x, gamma, beta], k),
+                                   rtol=1e-6, atol=1e-7)
+
+
+def _second_differences(f, x, h=1e-4):
+    """The Hessian of a scalar f at x by the four-point central stencil."""
+    n = x.size
+    hessian = np.zeros((n, n))
+    for i in range(n):
+        for j in range(n):
+            def at(si, sj):
+                moved = x.copy().ravel()
+                moved[i] += si * h
+                moved[j] += sj * h
+                return f(moved.reshape(x.shape))
+            hessian[i, j] = (at(1, 1) - at(1, -1) - at(-1, 1) + at(-1, -1)) / (4 * h * h)
+    return hessian
+
+
+def test_hessian_through_batch_normalization_in_training_is_tensorflows():
+    # TensorFlow's moments hold the mean inside the variance by stop_gradient: the
+    # Hessian is that of the function whose variance is taken about the mean at the
+    # point (a constant), not the true Hessian.
+    x = RNG.normal(size=(4, 2))
+    bn = layers.BatchNormalization(dtype="float64")
+    bn.build(x.shape)
+    gamma, beta, *_ = _set_random_weights(bn, positive_last=True)
+    weight = RNG.normal(size=x.shape)
+
+    def loss(a, held_mean):
+        variance = ((a - held_mean) ** 2).mean(0)
+        return np.sum(weight * np.tanh(batch_norm_reference(a, a.mean(0), variance, gamma,
+                                                            beta, 1e-3)))
+
+    xt = tf.constant(x)
+    with tf.GradientTape() as outer:
+        outer.watch(xt)
+        with tf.GradientTape() as inner:
+            inner.watch(xt)
+            value = tf.reduce_sum(weight * tf.tanh(bn(xt, training=True)))
+        g = inner.gradient(value, xt)
+    hessian = outer.jacobian(g, xt).numpy().reshape(8, 8)
+    tensorflows = _second_differences(lambda a: loss(a, x.mean(0)), x)
+    true = _second_differences(lambda a: loss(a, a.mean(0)), x)
+    np.testing.assert_allclose(hessian, tensorflows, rtol=1e-5, atol=1e-5)
+    assert np.abs(hessian - true).max() > 1e-2          # the stop_gradient is there
+
+
+# --- LayerNormalization --------------------------------------------------------------------
+
+@pytest.mark.parametrize("axis", [-1, [1, 2], 1])
+def test_layer_normalization_matches_its_formula_and_finite_differences(axis):
+    x = RNG.normal(size=(3, 4, 2)) * 2 + 1
+    ln = layers.LayerNormalization(axis=axis, dtype="float64")
+    ln.build(x.shape)
+    gamma, beta = _set_random_weights(ln)
+    axes = tuple(np.atleast_1d(axis) % 3)
+    kept = [x.shape[a] if a in axes else 1 for a in range(3)]
+
+    def f(a, g, b):
+        mean, variance = a.mean(axes, keepdims=True), a.var(axes, keepdims=True)
+        return (a - mean) / np.sqrt(variance + 1e-3) * g.reshape(kept) + b.reshape(kept)
+
+    np.testing.assert_allclose(ln(x).numpy(), f(x, gamma, beta), rtol=1e-12)
+    weight = RNG.normal(size=x.shape)
+    xt = tf.constant(x)
+    with tf.GradientTape() as tape:
+        tape.watch(xt)
+        y = tf.reduce_sum(ln(xt) * weight)
+    grads = tape.gradient(y, [xt, ln.gamma, ln.beta])
+    for k, g in enumerate(grads):
+        expected = fd.gradient(lambda *a: np.sum(f(*a) * weight), [x, gamma, beta], k)
+        np.testing.assert_allclose(g.numpy(), expected, rtol=1e-6, atol=1e-7)
+
+
+def test_layer_normalization_without_center_and_scale_and_with_rms_scaling():
+    x = RNG.normal(size=(3, 5))
+    plain = layers.LayerNormalization(center=False, scale=False, epsilon=0.1, dtype="float64")
+    np.testing.assert_allclose(plain(x).numpy(), (x - x.mean(1, keepdims=True)) /
+                               np.sqrt(x.var(1, keepdims=True) + 0.1), rtol=1e-12)
+    assert plain.weights == []
+    rms = layers.LayerNormalization(rms_scaling=True, dtype="float64")
+    # Keras 3's rms_scaling divides by sqrt(variance + epsilon), without centering.
+    np.testing.assert_allclose(rms(x).numpy(), x / np.sqrt(x.var(1, keepdims=True) + 1e-3),
+                               rtol=1e-12)
+    assert [tuple(w.shape) for w in rms.weights] == [(5,)]
+
+
+# --- convolution -----------------------------------------------------------------------------
+
+def test_conv2d_layer_is_the_convolution_plus_bias_and_activation():
+    x = RNG.normal(size=(2, 7, 6, 3))
+    conv = layers.Conv2D(4, (3, 2), strides=(2, 1), padding="same", activation="relu",
+                         dtype="float64")
+    y = conv(x)
+    assert tuple(conv.kernel.shape) == (3, 2, 3, 4) and tuple(conv.bias.shape) == (4,)
+    assert conv.count_params() == 3 * 2 * 3 * 4 + 4
+    expected = tf.nn.conv2d(x, conv.kernel, (2, 1), "SAME").numpy() + conv.bias.numpy()
+    np.testing.assert_allclose(y.numpy(), np.maximum(expected, 0), rtol=1e-12)
+    assert y.shape == (2, 4, 6, 4)
+    no_bias = layers.Conv2D(2, 3, use_bias=False, dtype="float64")
+    assert no_bias(x).shape == (2, 5, 4, 2) and len(no_bias.weights) == 1
+
+
+def test_conv1d_causal_padding_sees_only_the_past():
+    x = tf.constant(RNG.normal(size=(1, 8, 2)))
+    conv = layers.Conv1D(3, 3, padding="causal", dilation_rate=2, dtype="float64")
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = conv(x)
+    assert y.shape == (1, 8, 3)
+    jac = tape.jacobian(y, x).numpy()[0, :, :, 0, :, :]            # (out t, f, in s, c)
+    reach = np.abs(jac).sum(axis=(1, 3)) > 0                        # (t, s)
+    steps = np.arange(8)
+    lag = steps[:, None] - steps[None, :]                           # t - s
+    expected = np.isin(lag, [0, 2, 4])          # output t reads x[t - 4], x[t - 2], x[t]
+    assert (reach == expected).all()
+
+
+def test_conv_layer_gradients_and_jacobians_match_finite_differences():
+    x = RNG.normal(size=(2, 5, 4, 2))
+    conv = layers.Conv2D(2, 2, padding="same", activation="tanh", dtype="float64")
+    conv.build(x.shape)
+    kernel, bias = _set_random_weights(conv)
+
+    def f(a, k, b):
+        return np.tanh(tf.nn.conv2d(a, k, 1, "SAME").numpy() + b)
+
+    xt = tf.constant(x)
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(xt)
+        y = conv(xt)
+    np.testing.assert_allclose(tape.jacobian(y, conv.kernel).numpy(),
+                               fd.jacobian(f, [x, kernel, bias], 1), rtol=1e-6, atol=1e-8)
+    full = fd.jacobian(f, [x, kernel, bias], 0)                     # (2, 5, 4, 2, 2, 5, 4, 2)
+    np.testing.assert_allclose(tape.batch_jacobian(y, xt).numpy(),
+                               np.stack([full[i, ..., i, :, :, :] for i in range(2)]),
+                               rtol=1e-6, atol=1e-8)
+
+
+# --- pooling ---------------------------------------------------------------------------------
+
+def test_pooling_layers_default_strides_to_the_pool_size():
+    x = RNG.normal(size=(2, 6, 7, 3)).astype(np.float32)
+    assert layers.MaxPooling2D()(x).shape == (2, 3, 3, 3)
+    pooled = layers.AveragePooling2D(3, padding="same")(x)
+    np.testing.assert_allclose(pooled.numpy(), tf.nn.avg_pool2d(x, 3, 3, "SAME").numpy())
+    assert layers.MaxPooling1D(3, strides=1)(x[:, :, 0]).shape == (2, 4, 3)
+    np.testing.assert_allclose(layers.AveragePooling1D(2)(x[:, 0]).numpy(),
+                               x[:, 0, :6].reshape(2, 3, 2, 3).mean(2), rtol=1e-6)
+    with pytest.raises(TypeError):
+        layers.AveragePooling2D()            # Keras 3: pool_size is required
+
+
+def test_global_pooling_layers():
+    x = RNG.normal(size=(2, 4, 5, 3)).astype(np.float32)
+    np.testing.assert_allclose(layers.GlobalAveragePooling2D()(x).numpy(), x.mean((1, 2)), rtol=1e-6)
+    np.testing.assert_allclose(layers.GlobalMaxPooling2D(keepdims=True)(x).numpy(),
+                               x.max((1, 2), keepdims=True))
+    np.testing.assert_allclose(
+        layers.GlobalAveragePooling2D(data_format="channels_first")(x).numpy(), x.mean((2, 3)), rtol=1e-6)
+    steps = x[:, 0]                                                  # (2, 5, 3)
+    mask = np.array([[1, 1, 0, 0, 1], [1, 0, 0, 0, 0]], bool)
+    masked = layers.GlobalAveragePooling1D()(steps, mask=mask).numpy()
+    np.testing.assert_allclose(masked[0], steps[0, [0, 1, 4]].mean(0), rtol=1e-6)
+    np.testing.assert_allclose(masked[1], steps[1, 0])
+    np.testing.assert_allclose(layers.GlobalMaxPooling1D()(steps).numpy(), steps.max(1))
+
+
+# --- a small network -------------------------------------------------------------------------
+
+def _network():
+    return keras.Sequential([
+        layers.Conv2D(3, 3, padding="same", activation="relu", dtype="float64"),
+        layers.BatchNormalization(dtype="float64"),
+        layers.MaxPooling2D(2, dtype="float64"),
+        layers.LayerNormalization(dtype="float64"),
+        layers.GlobalAveragePooling2D(dtype="float64"),
+        layers.Dense(1, dtype="float64")])
+
+
+def test_a_convolutional_network_trains_inside_a_function_as_eagerly():
+    x, target = RNG.normal(size=(4, 6, 6, 2)), RNG.normal(size=(4, 1))
+    eager, traced = _network(), _network()
+    eager.build((None, 6, 6, 2))
+    traced.build((None, 6, 6, 2))
+    traced.set_weights(eager.get_weights())
+
+    def step(model, x, target):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean((model(x, training=True) - target) ** 2)
+        grads = tape.gradient(loss, model.trainable_variables)
+        for v, g in zip(model.trainable_variables, grads):
+            v.assign_sub(0.1 * g)
+        return loss
+
+    compiled = tf.function(lambda a, b: step(traced, a, b))
+    for _ in range(3):
+        np.testing.assert_allclose(compiled(x, target).numpy(),
+                                   step(eager, x, target).numpy(), rtol=1e-10)
+    for a, b in zip(eager.get_weights(), traced.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+    assert len(eager.non_trainable_weights) == 2           # the moving statistics moved
+    assert not np.allclose(eager.layers[1].moving_mean.numpy(), 0)
+
+
+def test_the_network_gradient_matches_finite_differences():
+    x = RNG.normal(size=(3, 4, 4, 2))
+    model = _network()
+    model.build((None, 4, 4, 2))
+    kernel = model.layers[0].kernel
+    base = kernel.numpy()
+
+    def loss_at(k):
+        kernel.assign(k)
+        return float(tf.reduce_sum(model(x, training=True) ** 2).numpy())
+
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(model(x, training=True) ** 2)
+    g = tape.gradient(loss, kernel).numpy()
+    expected = fd.gradient(loss_at, [base], 0)
+    kernel.assign(base)
+    np.testing.assert_allclose(g, expected, rtol=1e-5, atol=1e-7)
+
+
+def test_symbolic_inputs_give_output_shapes():
+    inputs = keras.Input(shape=(10, 3))
+    h = layers.Conv1D(4, 3, padding="causal")(inputs)
+    h = layers.MaxPooling1D()(h)
+    outputs = layers.GlobalAveragePooling1D()(layers.BatchNormalization()(h))
+    assert tuple(h.shape) == (None, 5, 4) and tuple(outputs.shape) == (None, 4)
+    model = keras.Model(inputs, outputs)
+    assert model(np.ones((2, 10, 3), np.float32)).shape == (2, 4)
+
+
+# --- errors ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("make, error, words", [
+    (lambda: layers.Conv2D(4, 3, groups=2), ValueError, "grouped"),
+    (lambda: layers.Conv2D(4, 3, padding="causal"), ValueError, "padding must be one of"),
+    (lambda: layers.Conv2D(4, 3, strides=2, dilation_rate=2), ValueError, "dilation_rate"),
+    (lambda: layers.Conv1D(0, 3), ValueError, "filters"),
+    (lambda: layers.Conv2D(2, (3, 3, 3)), ValueError, "kernel_size"),
+    (lambda: layers.BatchNormalization(renorm=True), ValueError, "renorm"),
+    (lambda: layers.MaxPooling2D(padding="full"), ValueError, "padding"),
+    (lambda: layers.Conv2D(2, 3)(np.ones((2, 5, 3), np.float32)), ValueError, "rank 4"),
+    (lambda: layers.Conv2D(2, 3)(np.ones((1, 2, 5, 3), np.float32)), ValueError,
+     "does not fit"),
+    (lambda: layers.BatchNormalization(axis=3)(np.ones((2, 3), np.float32)), ValueError,
+     "out of bounds"),
+])
+def test_bad_layer_arguments_are_named(make, error, words):
+    with pytest.raises(error, match=words):
+        make()

@@ -1,0 +1,177 @@
+"""Keras normalization, convolution and pooling layers against tf.keras (Keras 3 on
+TensorFlow) with the same weights: outputs, moving statistics, and the examples of
+TensorFlow's "Advanced automatic differentiation" guide (a jacobian with respect to a
+kernel, batch_jacobian, a Hessian through BatchNormalization in training mode).
+Skipped without TensorFlow."""
+import numpy as np
+import pytest
+
+import tapec as tf
+
+tf_real = pytest.importorskip("tensorflow")
+
+RNG = np.random.default_rng(5)
+
+
+def _pair(name, **kwargs):
+    """The tapec layer and tf.keras's, built on the same input, with the same weights."""
+    return getattr(tf.keras.layers, name)(**kwargs), getattr(tf_real.keras.layers, name)(**kwargs)
+
+
+def _share_weights(ours, theirs, x):
+    ours(x)
+    theirs(x)
+    weights = [RNG.normal(size=w.shape).astype(np.float32) for w in theirs.get_weights()]
+    if type(theirs).__name__ == "BatchNormalization":
+        weights[-1] = np.abs(weights[-1]) + 0.5                 # moving variance
+    ours.set_weights(weights)
+    theirs.set_weights(weights)
+
+
+X1 = RNG.normal(size=(3, 11, 4)).astype(np.float32)
+X2 = RNG.normal(size=(3, 9, 8, 4)).astype(np.float32)
+
+CASES = [
+    ("Conv1D", X1, dict(filters=5, kernel_size=3)),
+    ("Conv1D", X1, dict(filters=2, kernel_size=4, strides=2, padding="same",
+                        activation="relu")),
+    ("Conv1D", X1, dict(filters=3, kernel_size=3, padding="causal", dilation_rate=2)),
+    ("Conv1D", X1, dict(filters=3, kernel_size=3, data_format="channels_first",
+                        padding="same")),
+    ("Conv2D", X2, dict(filters=5, kernel_size=3, use_bias=False)),
+    ("Conv2D", X2, dict(filters=2, kernel_size=(3, 2), strides=(2, 1), padding="same",
+                        activation="tanh")),
+    ("Conv2D", X2, dict(filters=3, kernel_size=3, dilation_rate=(2, 1), padding="same")),
+    ("Conv2D", X2, dict(filters=3, kernel_size=3, data_format="channels_first")),
+    ("MaxPooling1D", X1, dict(pool_size=3, strides=2, padding="same")),
+    ("AveragePooling1D", X1, dict(pool_size=3, strides=2, padding="same")),
+    ("MaxPooling2D", X2, dict()),
+    ("MaxPooling2D", X2, dict(pool_size=3, strides=2, padding="same")),
+    ("AveragePooling2D", X2, dict(pool_size=(3, 2), strides=1, padding="same")),
+    ("AveragePooling2D", X2, dict(pool_size=2, data_format="channels_first")),
+    ("GlobalAveragePooling1D", X1, dict()),
+    ("GlobalMaxPooling1D", X1, dict(keepdims=True)),
+    ("GlobalAveragePooling2D", X2, dict(data_format="channels_first")),
+    ("GlobalMaxPooling2D", X2, dict()),
+    ("LayerNormalization", X2, dict(axis=[1, 3])),
+    ("LayerNormalization", X1, dict(center=False, epsilon=0.1)),
+    ("BatchNormalization", X2, dict(axis=1)),
+    ("BatchNormalization", X1, dict(scale=False)),
+]
+
+
+@pytest.mark.parametrize("name, x, kwargs", CASES, ids=[f"{c[0]}-{i}" for i, c in
+                                                        enumerate(CASES)])
+def test_layer_matches_tf_keras(name, x, kwargs):
+    ours, theirs = _pair(name, **kwargs)
+    _share_weights(ours, theirs, x)
+    for training in (False, True):
+        y, expected = ours(x, training=training), theirs(x, training=training)
+        assert y.shape == tuple(expected.shape) and y.dtype == tf.float32
+        np.testing.assert_allclose(y.numpy(), expected.numpy(), rtol=2e-5, atol=2e-5,
+                                   err_msg=f"training={training}")
+    for a, b in zip(ours.get_weights(), theirs.get_weights()):   # moving statistics too
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+    assert [tuple(w.shape) for w in ours.weights] == [tuple(w.shape) for w in theirs.weights]
+
+
+def test_batch_normalization_statistics_follow_keras_over_steps_in_a_function():
+    ours, theirs = _pair("BatchNormalization", momentum=0.8)
+    _share_weights(ours, theirs, X1)
+    step = tf.function(lambda x: ours(x, training=True))
+    their_step = tf_real.function(lambda x: theirs(x, training=True))
+    for _ in range(3):
+        x = RNG.normal(size=X1.shape).astype(np.float32) * 2 + 1
+        np.testing.assert_allclose(step(x).numpy(), their_step(x).numpy(), rtol=2e-5,
+                                   atol=2e-5)
+    for a, b in zip(ours.get_weights(), theirs.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+# --- the "Advanced automatic differentiation" guide -----------------------------------------
+
+def test_jacobian_of_a_conv_layer_output_with_respect_to_its_kernel():
+    x = RNG.normal(size=(2, 5, 5, 2)).astype(np.float32)
+    ours, theirs = _pair("Conv2D", filters=2, kernel_size=2, activation="relu")
+    _share_weights(ours, theirs, x)
+    with tf.GradientTape() as tape:
+        y = ours(x)
+    with tf_real.GradientTape() as their_tape:
+        their_y = theirs(x)
+    j = tape.jacobian(y, ours.kernel)
+    expected = their_tape.jacobian(their_y, theirs.kernel)
+    assert j.shape == tuple(expected.shape) == (2, 4, 4, 2, 2, 2, 2, 2)
+    np.testing.assert_allclose(j.numpy(), expected.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def _guide_stack(framework, x):
+    """The guide's batch_jacobian example: Dense(elu), BatchNormalization in training,
+    Dense(relu)."""
+    keras = framework.keras
+    return [keras.layers.Dense(8, activation="elu"), keras.layers.BatchNormalization(),
+            keras.layers.Dense(6, activation="relu")]
+
+
+def _shared_stacks(x):
+    ours, theirs = _guide_stack(tf, x), _guide_stack(tf_real, x)
+    h, their_h = x, x
+    for a, b in zip(ours, theirs):
+        _share_weights(a, b, h)
+        h, their_h = a(h), b(their_h)
+    return ours, theirs
+
+
+def _apply(stack, x, training=True):
+    h = x
+    for layer in stack:
+        h = layer(h, training=training) if "Normalization" in type(layer).__name__ else \
+            layer(h)
+    return h
+
+
+def test_batch_jacobian_through_batch_normalization_matches_tensorflow():
+    x = RNG.normal(size=(7, 5)).astype(np.float32)
+    ours, theirs = _shared_stacks(x)
+    xt, their_x = tf.constant(x), tf_real.constant(x)
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(xt)
+        y = _apply(ours, xt)
+    with tf_real.GradientTape(persistent=True) as their_tape:
+        their_tape.watch(their_x)
+        their_y = _apply(theirs, their_x)
+    jb, expected = tape.batch_jacobian(y, xt), their_tape.batch_jacobian(their_y, their_x)
+    assert jb.shape == (7, 6, 5)
+    np.testing.assert_allclose(jb.numpy(), expected.numpy(), rtol=1e-4, atol=1e-5)
+    j, their_j = tape.jacobian(y, xt), their_tape.jacobian(their_y, their_x)
+    np.testing.assert_allclose(j.numpy(), their_j.numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("conv", [False, True])
+def test_hessian_through_batch_normalization_in_training_matches_tensorflow(conv):
+    if conv:
+        x = RNG.normal(size=(3, 5, 5, 1)).astype(np.float32)
+        make = [lambda k: k.layers.Conv2D(2, 2, activation="tanh"),
+                lambda k: k.layers.BatchNormalization(),
+                lambda k: k.layers.GlobalAveragePooling2D(), lambda k: k.layers.Dense(2)]
+    else:
+        x = RNG.normal(size=(7, 5)).astype(np.float32)
+        make = [lambda k: k.layers.Dense(4, activation="tanh"),
+                lambda k: k.layers.BatchNormalization(), lambda k: k.layers.Dense(2)]
+    ours, theirs = [m(tf.keras) for m in make], [m(tf_real.keras) for m in make]
+    h, their_h = x, x
+    for a, b in zip(ours, theirs):
+        _share_weights(a, b, h)
+        h, their_h = a(h), b(their_h)
+
+    def hessian(framework, stack):
+        kernel = stack[0].kernel
+        with framework.GradientTape() as outer:
+            with framework.GradientTape() as inner:
+                loss = framework.reduce_mean(_apply(stack, x) ** 2)
+            g = inner.gradient(loss, kernel)
+        return outer.jacobian(g, kernel).numpy()
+
+    ours_h, theirs_h = hessian(tf, ours), hessian(tf_real, theirs)
+    assert ours_h.shape == theirs_h.shape
+    scale = np.abs(theirs_h).max()
+    np.testing.assert_allclose(ours_h, theirs_h, rtol=1e-3, atol=1e-4 * scale)
