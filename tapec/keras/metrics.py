@@ -19,8 +19,9 @@ from ..ops.shape import broadcast_to, cast, identity, shape as shape_of, squeeze
 from ..tensor import Variable
 from . import losses as losses_module
 from .loss_functions import (as_tensor, binary_crossentropy, categorical_crossentropy,
-                             mean_absolute_error, mean_squared_error,
-                             sparse_categorical_crossentropy, squeeze_or_expand_to_same_rank)
+                             masked_sparse_categorical_crossentropy, mean_absolute_error,
+                             mean_squared_error, sparse_categorical_crossentropy,
+                             squeeze_or_expand_to_same_rank)
 from .losses import divide_no_nan, dtype_name
 
 
@@ -289,12 +290,26 @@ class CategoricalCrossentropy(MeanMetricWrapper):
 
 
 class SparseCategoricalCrossentropy(MeanMetricWrapper):
-    """The mean of `sparse_categorical_crossentropy` over all samples seen."""
+    """The mean of `sparse_categorical_crossentropy` over all samples seen; labels equal
+    to `ignore_class` are not counted."""
 
     def __init__(self, name="sparse_categorical_crossentropy", dtype=None, from_logits=False,
-                 axis=-1):
+                 ignore_class=None, axis=-1):
         super().__init__(sparse_categorical_crossentropy, name=name, dtype=dtype,
-                         from_logits=from_logits, axis=axis)
+                         from_logits=from_logits, ignore_class=ignore_class, axis=axis)
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        values, mask = masked_sparse_categorical_crossentropy(y_true, y_pred,
+                                                              **self._fn_kwargs)
+        if mask is not None:
+            mask = cast(mask, self.dtype)
+            if sample_weight is None:
+                sample_weight = mask
+            else:
+                mask, weights = squeeze_or_expand_to_same_rank(
+                    mask, as_tensor(sample_weight, self.dtype))
+                sample_weight = ew.multiply(weights, mask)
+        Mean.update_state(self, values, sample_weight)
 
 
 _CLASSES = (Metric, Mean, Sum, MeanMetricWrapper, Accuracy, BinaryAccuracy,
