@@ -27,7 +27,7 @@ from ...ops.elementwise import clip_by_value
 from ...ops.math_extra import clip_by_global_norm, clip_by_norm
 from ...ops.shape import cast
 from ...tape import GradientTape
-from ...tensor import Variable, convert_to_tensor
+from ...tensor import Tensor, Variable, convert_to_tensor
 from . import schedules
 
 __all__ = ["Optimizer"]
@@ -56,6 +56,11 @@ def _snake_case(name: str) -> str:
 def _slot_prefix(variable) -> str:
     """The variable's own name, without TensorFlow's ":0" and with scopes joined by "_"."""
     return str(getattr(variable, "name", "variable")).split(":")[0].replace("/", "_")
+
+
+def _is_float_scalar_tensor(value) -> bool:
+    return (isinstance(value, (Tensor, Variable)) and value.dtype.is_floating
+            and tuple(value.shape) == ())
 
 
 def _check_positive_or_none(what: str, value) -> None:
@@ -129,6 +134,8 @@ class Optimizer:
         setting it later reaches functions already traced (they read the Variable)."""
         if isinstance(learning_rate, schedules.LearningRateSchedule) or callable(learning_rate):
             return learning_rate
+        if _is_float_scalar_tensor(learning_rate):
+            learning_rate = float(learning_rate.numpy())
         if isinstance(learning_rate, (bool, np.bool_)) or not isinstance(
                 learning_rate, numbers.Real):
             raise ValueError("Argument `learning_rate` should be a float, an instance of "
@@ -147,7 +154,9 @@ class Optimizer:
     def learning_rate(self, value) -> None:
         if isinstance(self._learning_rate, Variable) and not isinstance(
                 value, schedules.LearningRateSchedule) and not callable(value):
-            self._learning_rate.assign(float(value))
+            # A tensor is assigned as a tensor: inside tf.function, float() would be a guard.
+            self._learning_rate.assign(cast(value, "float32") if _is_float_scalar_tensor(value)
+                                       else float(value))
         elif isinstance(value, schedules.LearningRateSchedule) or callable(value):
             # As in TensorFlow, a function traced before keeps the learning rate it traced.
             self._learning_rate = value
@@ -358,9 +367,45 @@ class Optimizer:
         for variable in variables:
             if self._use_weight_decay(variable):
                 lr = cast(learning_rate, variable.dtype)
-                variable.assign(variable - variable * self.weight_decay * lr)
+                decay = cast(self.weight_decay, variable.dtype)
+                variable.assign(variable - variable * decay * lr)
 
-    # -- configuration ---------------------------------------------------------------
+    # Keras 3's helpers for update_step of an optimizer written by the user.
+    def assign(self, variable, value) -> None:
+        """variable = value."""
+        variable.assign(value)
+
+    def assign_add(self, variable, value) -> None:
+        """variable += value."""
+        variable.assign_add(value)
+
+    def assign_sub(self, variable, value) -> None:
+        """variable -= value."""
+        variable.assign_sub(value)
+
+    # -- state and configuration -----------------------------------------------------
+
+    def save_own_variables(self, store: dict) -> None:
+        """Write every Variable's value into `store` under "0", "1", ... (Keras 3)."""
+        for i, variable in enumerate(self._variables):
+            store[str(i)] = variable.numpy()
+
+    def load_own_variables(self, store: dict) -> None:
+        """Assign the values `save_own_variables` wrote. As Keras 3, a store that does
+        not hold one value per Variable (an optimizer not built yet) is skipped with a
+        warning."""
+        if len(store) != len(self._variables):
+            warnings.warn(f"Skipping variable loading for optimizer '{self.name}', because "
+                          f"it has {len(self._variables)} variables whereas the saved "
+                          f"optimizer has {len(store)} variables (build it on the model's "
+                          "variables first).", stacklevel=2)
+            return
+        for i, variable in enumerate(self._variables):
+            value = np.asarray(store[str(i)])
+            if value.shape != tuple(variable.shape):
+                raise ValueError(f"{type(self).__name__}.load_own_variables: value {i} has "
+                                 f"shape {value.shape}, {variable.name!r} {tuple(variable.shape)}")
+            variable.assign(value.astype(variable.dtype.name))
 
     def get_config(self) -> dict:
         """The constructor arguments (Keras 3's keys); the learning rate is a float (the
