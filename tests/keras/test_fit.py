@@ -299,3 +299,21 @@ def test_errors_name_the_mistake():
         model.fit(x, y, verbose=3)
     with pytest.raises(ValueError, match="batch_size"):
         model.fit(x, y, batch_size=0, verbose=0)
+
+
+def test_batch_normalization_statistics_are_updated_by_every_traced_step():
+    # Moving mean after the steps: m <- 0.99 m + 0.01 batch_mean, batch by batch in order.
+    x = np.random.default_rng(3).normal(size=(40, 3)) * 2 + 1
+    y = x.sum(axis=1, keepdims=True)
+    model = keras.Sequential([keras.Input(shape=(3,)), keras.layers.BatchNormalization(),
+                              keras.layers.Dense(1)])
+    model.compile(optimizer=keras.optimizers.SGD(0.0), loss="mse")
+    model.fit(x, y, batch_size=16, epochs=2, shuffle=False, verbose=0)
+    expected = np.zeros(3)
+    for _ in range(2):
+        for start in range(0, 40, 16):
+            batch = x[start:start + 16].astype(np.float32)
+            expected = 0.99 * expected + 0.01 * batch.mean(axis=0)
+    moving_mean = model.layers[0].non_trainable_weights[0].numpy()
+    np.testing.assert_allclose(moving_mean, expected, rtol=1e-5)
+    assert model.train_function.experimental_get_tracing_count() == 2
