@@ -278,10 +278,10 @@ class Trainer:
             self._training.predict_function = None
         return self._make_function("predict_function", self.predict_step)
 
-    def _prepare(self, first_batch) -> None:
-        """Before the first traced step: build the model, the metrics and the optimizer's
-        slots eagerly on the first batch (one forward pass), so no Variable is created
-        inside a trace."""
+    def _prepare(self, first_batch, training: bool = False) -> None:
+        """Before the first traced step: build the model, the metrics and (for training)
+        the optimizer's slots eagerly on the first batch (one forward pass), so no
+        Variable is created inside a trace."""
         state = self._training
         needs_model = not getattr(self, "built", True)
         needs_metrics = state.compiled_metrics is None and any(state.metric_specs)
@@ -290,8 +290,8 @@ class Trainer:
             y_pred = self(x, training=False)
             if needs_metrics and y is not None:
                 self._build_metrics(y, y_pred)
-        if state.optimizer is not None and hasattr(state.optimizer, "build") and \
-                not getattr(state.optimizer, "built", False):
+        if training and state.optimizer is not None and hasattr(state.optimizer, "build") \
+                and not getattr(state.optimizer, "built", False):
             state.optimizer.build(list(self.trainable_variables))
 
     # --- fit -----------------------------------------------------------------------------
@@ -333,7 +333,7 @@ class Trainer:
             logs: dict = {}
             for step, batch in enumerate(train.epoch()):
                 if not prepared:
-                    self._prepare(batch)
+                    self._prepare(batch, training=True)
                     prepared = True
                 callback_list.on_train_batch_begin(step)
                 logs = python_logs(train_function(batch))
@@ -401,6 +401,8 @@ class Trainer:
         callback_list.on_predict_begin()
         outputs = []
         for step, batch in enumerate(batches.epoch()):
+            if step == 0:
+                self._prepare(batch)
             callback_list.on_predict_batch_begin(step)
             result = predict_function(batch)
             outputs.append(nest.map_structure(_to_numpy, result))
@@ -418,7 +420,7 @@ class Trainer:
         self._assert_compiled("train_on_batch")
         batch = next(iter(batches_of(x, y, sample_weight, _rows(x), False, class_weight,
                                      "train_on_batch")))
-        self._prepare(batch)
+        self._prepare(batch, training=True)
         logs = python_logs(self.make_train_function()(batch))
         return logs if return_dict else self._in_metrics_order(logs)
 

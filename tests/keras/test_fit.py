@@ -317,3 +317,24 @@ def test_batch_normalization_statistics_are_updated_by_every_traced_step():
     moving_mean = model.layers[0].non_trainable_weights[0].numpy()
     np.testing.assert_allclose(moving_mean, expected, rtol=1e-5)
     assert model.train_function.experimental_get_tracing_count() == 2
+
+
+def test_single_batch_methods_and_an_unbuilt_model():
+    x, y = data(n=20)
+    model = compiled(optimizer=keras.optimizers.SGD(0.1))
+    loss, accuracy = model.train_on_batch(x, y)
+    losses, hits = crossentropy(initial_weights(), x.astype(np.float32), y)
+    np.testing.assert_allclose([loss, accuracy], [losses.mean(), hits.mean()], rtol=1e-5)
+    reference = compiled(optimizer=keras.optimizers.SGD(0.1))
+    reference.fit(x, y, batch_size=20, epochs=1, verbose=0)
+    for a, b in zip(model.get_weights(), reference.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+    assert model.test_on_batch(x, y, return_dict=True) == \
+        reference.evaluate(x, y, batch_size=20, verbose=0, return_dict=True)
+    np.testing.assert_array_equal(model.predict_on_batch(x), reference.predict(x, verbose=0))
+    # No Input: fit builds the model on the first batch, before tracing.
+    lazy = keras.Sequential([keras.layers.Dense(3), keras.layers.Dense(1)])
+    lazy.compile(optimizer="sgd", loss="mse")
+    assert not lazy.built
+    lazy.fit(x, x[:, :1], epochs=1, verbose=0)
+    assert lazy.built and lazy.predict(x, verbose=0).shape == (20, 1)
