@@ -10,7 +10,9 @@ unknown).
 """
 from __future__ import annotations
 
+import csv
 import math
+import os
 import sys
 import time
 import warnings
@@ -20,7 +22,8 @@ from typing import Any
 import numpy as np
 
 __all__ = ["Callback", "CallbackList", "History", "EarlyStopping", "LambdaCallback",
-           "ProgbarLogger", "TerminateOnNaN"]
+           "ProgbarLogger", "TerminateOnNaN", "LearningRateScheduler", "ReduceLROnPlateau",
+           "ModelCheckpoint", "CSVLogger"]
 
 
 class Callback:
@@ -283,6 +286,202 @@ class EarlyStopping(Callback):
                 print("Restoring model weights from the end of the best epoch: "
                       f"{self.best_epoch + 1}.")
             self.model.set_weights(self.best_weights)
+
+
+# --- learning rate ---------------------------------------------------------------------
+
+def _learning_rate(model) -> float:
+    return float(np.asarray(getattr(model.optimizer.learning_rate, "numpy",
+                                    lambda: model.optimizer.learning_rate)()))
+
+
+class LearningRateScheduler(Callback):
+    """Sets the optimizer's learning rate at the start of each epoch to
+    `schedule(epoch, lr)` (or `schedule(epoch)`), and logs it as "learning_rate". The
+    optimizer's learning rate is a Variable read by the traced step: no retrace."""
+
+    def __init__(self, schedule: Callable, verbose: int = 0) -> None:
+        super().__init__()
+        self.schedule, self.verbose = schedule, verbose
+
+    def on_epoch_begin(self, epoch, logs=None):
+        try:
+            lr = self.schedule(epoch, _learning_rate(self.model))
+        except TypeError:           # a schedule of the epoch alone (Keras's fallback)
+            lr = self.schedule(epoch)
+        if hasattr(lr, "numpy"):
+            lr = lr.numpy()
+        if not isinstance(lr, (float, int, np.floating, np.integer)) or np.ndim(lr):
+            raise ValueError(f"The output of the `schedule` function should be a float. Got: "
+                             f"{lr!r:.60}")
+        self.model.optimizer.learning_rate = float(lr)
+        if self.verbose > 0:
+            print(f"\nEpoch {epoch + 1}: LearningRateScheduler setting learning rate to "
+                  f"{float(lr)}.")
+
+    def on_epoch_end(self, epoch, logs=None):
+        if logs is not None:
+            logs["learning_rate"] = _learning_rate(self.model)
+
+
+class ReduceLROnPlateau(Callback):
+    """Multiplies the learning rate by `factor` (down to `min_lr`) when `monitor` has
+    not improved by more than `min_delta` for `patience` epochs, then waits `cooldown`
+    epochs before watching again. Mode "auto" maximizes monitors whose name contains
+    "acc", and minimizes the others (Keras's rule). Logs "learning_rate"."""
+
+    def __init__(self, monitor: str = "val_loss", factor: float = 0.1, patience: int = 10,
+                 verbose: int = 0, mode: str = "auto", min_delta: float = 1e-4,
+                 cooldown: int = 0, min_lr: float = 0.0, **kwargs) -> None:
+        super().__init__()
+        if factor >= 1.0:
+            raise ValueError("ReduceLROnPlateau does not support a factor >= 1.0. "
+                             f"Received factor={factor}")
+        if kwargs:
+            raise TypeError(f"ReduceLROnPlateau: unexpected arguments {sorted(kwargs)}")
+        if mode not in ("auto", "min", "max"):
+            warnings.warn(f"Learning rate reduction mode {mode} is unknown, fallback to auto "
+                          "mode.", stacklevel=2)
+            mode = "auto"
+        self.monitor, self.factor, self.patience, self.verbose = monitor, factor, patience, verbose
+        self.mode, self.min_delta, self.cooldown, self.min_lr = mode, min_delta, cooldown, min_lr
+        self._reset()
+
+    def _reset(self):
+        self.higher_is_better = self.mode == "max" or (self.mode == "auto" and
+                                                       "acc" in self.monitor)
+        self.best = -np.inf if self.higher_is_better else np.inf
+        self.wait = self.cooldown_counter = 0
+
+    def _improves(self, current) -> bool:
+        if self.higher_is_better:
+            return current > self.best + self.min_delta
+        return current < self.best - self.min_delta
+
+    def on_train_begin(self, logs=None):
+        self._reset()
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = logs if logs is not None else {}
+        logs["learning_rate"] = _learning_rate(self.model)
+        current = logs.get(self.monitor)
+        if current is None:
+            warnings.warn(f"Learning rate reduction is conditioned on metric `{self.monitor}` "
+                          f"which is not available. Available metrics are: "
+                          f"{','.join(logs)}.", stacklevel=2)
+            return
+        if self.cooldown_counter > 0:
+            self.cooldown_counter -= 1
+            self.wait = 0
+        if self._improves(current):
+            self.best, self.wait = current, 0
+        elif self.cooldown_counter <= 0:
+            self.wait += 1
+            if self.wait >= self.patience:
+                old_lr = _learning_rate(self.model)
+                if old_lr > np.float32(self.min_lr):
+                    new_lr = max(old_lr * self.factor, self.min_lr)
+                    self.model.optimizer.learning_rate = new_lr
+                    if self.verbose > 0:
+                        print(f"\nEpoch {epoch + 1}: ReduceLROnPlateau reducing learning "
+                              f"rate to {new_lr}.")
+                    self.cooldown_counter, self.wait = self.cooldown, 0
+
+
+# --- files ----------------------------------------------------------------------------
+
+class ModelCheckpoint(Callback):
+    """Saves the model (`model.save`) or its weights (`model.save_weights`) at the end
+    of each epoch, to `filepath` formatted with `epoch` (1-based) and the logs
+    ("model-{epoch:02d}-{val_loss:.2f}.weights.npz"). With `save_best_only`, only when
+    `monitor` improved (mode as EarlyStopping's; `initial_value_threshold` is the value
+    to beat at first). Only `save_freq="epoch"` is supported."""
+
+    def __init__(self, filepath, monitor: str = "val_loss", verbose: int = 0,
+                 save_best_only: bool = False, save_weights_only: bool = False,
+                 mode: str = "auto", save_freq: Any = "epoch",
+                 initial_value_threshold: float | None = None) -> None:
+        super().__init__()
+        if save_freq != "epoch":
+            raise NotImplementedError(f"ModelCheckpoint: save_freq={save_freq!r} is not "
+                                      "supported; tapec saves once per epoch ('epoch')")
+        self.filepath = os.fspath(filepath)
+        self.monitor, self.verbose = monitor, verbose
+        self.save_best_only, self.save_weights_only = save_best_only, save_weights_only
+        self._stopper = EarlyStopping(monitor=monitor, mode=mode)
+        self.best = initial_value_threshold
+
+    def set_model(self, model) -> None:
+        super().set_model(model)
+        self._stopper.set_model(model)
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = logs or {}
+        path = self.filepath.format(epoch=epoch + 1, **logs)
+        if self.save_best_only:
+            current = logs.get(self.monitor)
+            if current is None:
+                warnings.warn(f"Can save best model only with {self.monitor} available.",
+                              stacklevel=2)
+                return
+            if self._stopper.higher_is_better is None:
+                self._stopper.higher_is_better = self._stopper._direction()
+            if not self._stopper._improves(current, self.best):
+                if self.verbose > 0:
+                    print(f"\nEpoch {epoch + 1}: {self.monitor} did not improve from "
+                          f"{self.best:.5f}")
+                return
+            if self.verbose > 0:
+                previous = "inf" if self.best is None else f"{self.best:.5f}"
+                print(f"\nEpoch {epoch + 1}: {self.monitor} improved from {previous} to "
+                      f"{current:.5f}, saving model to {path}")
+            self.best = current
+        elif self.verbose > 0:
+            print(f"\nEpoch {epoch + 1}: saving model to {path}")
+        directory = os.path.dirname(path)
+        if directory:
+            os.makedirs(directory, exist_ok=True)
+        if self.save_weights_only:
+            self.model.save_weights(path, overwrite=True)
+        else:
+            self.model.save(path, overwrite=True)
+
+
+class CSVLogger(Callback):
+    """Writes each epoch's logs as a CSV row ("epoch" then the log keys, sorted), to
+    `filename`; `append` adds to an existing file (no second header)."""
+
+    def __init__(self, filename, separator: str = ",", append: bool = False) -> None:
+        super().__init__()
+        self.filename, self.separator, self.append = os.fspath(filename), separator, append
+        self.keys: list | None = None
+        self._file = self._writer = None
+
+    def on_train_begin(self, logs=None):
+        has_rows = self.append and os.path.exists(self.filename) and \
+            os.path.getsize(self.filename) > 0
+        self._header = not has_rows
+        self._file = open(self.filename, "a" if self.append else "w", newline="",
+                          encoding="utf-8")
+        self.keys, self._writer = None, None
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = logs or {}
+        if self.keys is None:
+            self.keys = sorted(logs)
+            self._writer = csv.DictWriter(self._file, fieldnames=["epoch"] + self.keys,
+                                          delimiter=self.separator)
+            if self._header:
+                self._writer.writeheader()
+        row = {"epoch": epoch}
+        row.update((key, logs.get(key, "NA")) for key in self.keys)
+        self._writer.writerow(row)
+        self._file.flush()
+
+    def on_train_end(self, logs=None):
+        if self._file is not None:
+            self._file.close()
+            self._file = self._writer = None
 
 
 # --- the progress display ----------------------------------------------------------------

@@ -166,3 +166,44 @@ def test_progress_bar_redraws_in_place_on_a_terminal():
     text = tty.getvalue()
     assert text.startswith("\r1/4 ━━━━━─────────────── ") and "loss: 2.0000" in text
     assert text.count("\r") == 2 and text.endswith("loss: 1.0000\n")
+
+
+class FakeOptimizer:
+    def __init__(self, learning_rate):
+        self.learning_rate = learning_rate
+
+
+@pytest.mark.parametrize("values", SEQUENCES, ids=range(len(SEQUENCES)))
+def test_reduce_lr_on_plateau_decides_as_keras(values):
+    keras_real = pytest.importorskip("keras")
+    for patience, cooldown, min_lr, mode, min_delta in itertools.product(
+            (0, 1, 2), (0, 1), (0.0, 0.004), ("min", "max", "auto"), (1e-4, 0.05)):
+        kw = dict(patience=patience, cooldown=cooldown, min_lr=min_lr, mode=mode,
+                  min_delta=min_delta, factor=0.5)
+        lrs = []
+        for make in (callbacks.ReduceLROnPlateau, keras_real.callbacks.ReduceLROnPlateau):
+            model = FakeModel()
+            model.optimizer = FakeOptimizer(0.01)
+            callback = make(**kw)
+            callback.set_model(model)
+            callback.on_train_begin()
+            seen = []
+            for epoch, value in enumerate(values):
+                logs = {"val_loss": value}
+                callback.on_epoch_end(epoch, logs)
+                seen.append((model.optimizer.learning_rate, logs["learning_rate"]))
+            lrs.append(seen)
+        np.testing.assert_allclose(lrs[0], lrs[1], rtol=1e-7, err_msg=str(kw))
+
+
+def test_reduce_lr_on_plateau_by_hand():
+    model = FakeModel()
+    model.optimizer = FakeOptimizer(1.0)
+    reduce = callbacks.ReduceLROnPlateau(patience=1, factor=0.5, min_lr=0.3)
+    reduce.set_model(model)
+    reduce.on_train_begin()
+    for epoch, value in enumerate([1.0, 1.0, 1.0, 1.0]):
+        reduce.on_epoch_end(epoch, {"val_loss": value})
+    assert model.optimizer.learning_rate == 0.3          # 1 -> 0.5 -> 0.3 (min_lr)
+    with pytest.raises(ValueError, match="factor >= 1.0"):
+        callbacks.ReduceLROnPlateau(factor=1.0)

@@ -338,3 +338,44 @@ def test_single_batch_methods_and_an_unbuilt_model():
     assert not lazy.built
     lazy.fit(x, x[:, :1], epochs=1, verbose=0)
     assert lazy.built and lazy.predict(x, verbose=0).shape == (20, 1)
+
+
+def test_learning_rate_callbacks_reach_the_traced_step():
+    x, y = data(n=32)
+    model = compiled(optimizer=keras.optimizers.SGD(0.1))
+    after_first = []
+    schedule = keras.callbacks.LearningRateScheduler(lambda epoch, lr: 0.1 if epoch == 0
+                                                     else 0.0)
+    keep = keras.callbacks.LambdaCallback(
+        on_epoch_end=lambda epoch, logs: after_first.append(model.get_weights()))
+    history = model.fit(x, y, batch_size=32, epochs=3, verbose=0, callbacks=[schedule, keep])
+    np.testing.assert_allclose(history.history["learning_rate"], [0.1, 0.0, 0.0])
+    assert not np.array_equal(after_first[0][0], initial_weights()[0])
+    for later in after_first[1:]:                   # learning rate 0: nothing moves
+        for a, b in zip(later, after_first[0]):
+            np.testing.assert_array_equal(a, b)
+    assert model.train_function.experimental_get_tracing_count() == 1
+
+
+def test_model_checkpoint_and_csv_logger(tmp_path):
+    x, y = data()
+    model = compiled(optimizer=keras.optimizers.SGD(0.5))
+    checkpoint = keras.callbacks.ModelCheckpoint(
+        str(tmp_path / "best-{epoch:02d}.weights.npz"), save_best_only=True,
+        save_weights_only=True)
+    log = keras.callbacks.CSVLogger(str(tmp_path / "log.csv"))
+    saved = []
+    watch = keras.callbacks.LambdaCallback(
+        on_epoch_end=lambda epoch, logs: saved.append(model.get_weights()))
+    history = model.fit(x, y, epochs=6, verbose=0, validation_data=(x, 1 - y),
+                        callbacks=[checkpoint, log, watch])
+    val = history.history["val_loss"]
+    improved = [i for i in range(6) if val[i] < min(val[:i], default=np.inf)]
+    files = sorted(p.name for p in tmp_path.glob("best-*.weights.npz"))
+    assert files == [f"best-{i + 1:02d}.weights.npz" for i in improved]
+    model.load_weights(str(tmp_path / files[-1]))
+    for a, b in zip(model.get_weights(), saved[improved[-1]]):
+        np.testing.assert_array_equal(a, b)
+    rows = (tmp_path / "log.csv").read_text().splitlines()
+    assert rows[0] == "epoch,accuracy,loss,val_accuracy,val_loss" and len(rows) == 7
+    assert [float(r.split(",")[4]) for r in rows[1:]] == pytest.approx(val, rel=1e-12)
