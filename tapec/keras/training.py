@@ -174,7 +174,8 @@ class Trainer:
         state = self._training
         terms = []
         if state.compiled_loss is not None:
-            terms.append(state.compiled_loss(y, y_pred, sample_weight))
+            terms.append(state.compiled_loss(y, y_pred, sample_weight,
+                                             output_names=_output_names(self)))
         terms += list(getattr(self, "losses", None) or [])
         if not terms:
             raise ValueError("No loss to compute. Provide a `loss` argument in `compile()`.")
@@ -348,7 +349,9 @@ class Trainer:
             if self.stop_training:
                 break
         callback_list.on_train_end(logs=epoch_logs)
-        return self.history
+        history = next(c for c in callback_list if isinstance(c, callbacks_module.History))
+        self.history = history
+        return history
 
     # --- evaluate and predict ------------------------------------------------------------
 
@@ -441,43 +444,75 @@ class Trainer:
 # --- the compiled loss ---------------------------------------------------------------------
 
 class _CompiledLoss:
-    """compile's loss: one loss for one output, or one per output (a list or dict in the
-    outputs' structure; a single loss is applied to every output), weighted by
-    `loss_weights` and summed. Names such as "crossentropy" are resolved on the first
-    call, from the shapes of the labels and predictions (keras.losses.resolve)."""
+    """compile's loss: one loss for one output, or one per output (a list in the outputs'
+    order, or a dict keyed by output layer name; a single loss serves every output),
+    weighted by `loss_weights` and summed. Names such as "crossentropy" are resolved on
+    the first call, from the shapes of the labels and predictions (keras.losses.resolve)."""
 
     def __init__(self, loss, loss_weights):
-        self.given = nest.flatten(loss)
-        self.losses = None
-        self.weights = None if loss_weights is None else nest.flatten(loss_weights)
-        if self.weights is not None and len(self.weights) != len(self.given):
-            raise ValueError(f"compile: loss_weights has {len(self.weights)} entries for "
-                             f"{len(self.given)} losses")
+        self.spec, self.weight_spec = loss, loss_weights
+        self.losses = self.weights = None
 
-    def __call__(self, y_true, y_pred, sample_weight=None):
-        trues, preds = nest.flatten(y_true), nest.flatten(y_pred)
+    def _resolve(self, trues, preds, y_pred, names):
+        count = len(preds)
+        given = _aligned(self.spec, y_pred, names, "loss")
+        if len(given) not in (1, count):
+            raise ValueError(f"compile received {len(given)} losses for a model with "
+                             f"{count} outputs")
+        given = given * count if len(given) == 1 else given
+        self.losses = [losses_module.resolve(spec, tuple(true.shape), tuple(pred.shape))
+                       for spec, true, pred in zip(given, trues, preds)]
+        if self.weight_spec is not None:
+            weights = _aligned(self.weight_spec, y_pred, names, "loss_weights")
+            if len(weights) not in (1, count):
+                raise ValueError(f"compile: loss_weights has {len(weights)} entries for "
+                                 f"{count} outputs")
+            self.weights = weights * count if len(weights) == 1 else weights
+
+    def __call__(self, y_true, y_pred, sample_weight=None, output_names=None):
+        preds = nest.flatten(y_pred)
+        trues = _aligned(y_true, y_pred, output_names, "y")
         if len(trues) != len(preds):
             raise ValueError(f"the model has {len(preds)} outputs but y holds {len(trues)} "
                              "targets")
-        if len(self.given) not in (1, len(preds)):
-            raise ValueError(f"compile received {len(self.given)} losses for a model with "
-                             f"{len(preds)} outputs")
-        given = self.given * len(preds) if len(self.given) == 1 else self.given
-        weights = self.weights and (self.weights * len(preds) if len(self.weights) == 1
-                                    else self.weights)
         if self.losses is None:
-            self.losses = [losses_module.resolve(spec, tuple(true.shape), tuple(pred.shape))
-                           for spec, true, pred in zip(given, trues, preds)]
-        sample_weights = nest.flatten(sample_weight)
+            self._resolve(trues, preds, y_pred, output_names)
+        sample_weights = _aligned(sample_weight, y_pred, output_names, "sample_weight")
         if len(sample_weights) == 1:
             sample_weights = sample_weights * len(preds)
         total = None
         for i, (loss, true, pred) in enumerate(zip(self.losses, trues, preds)):
             value = loss(true, pred, sample_weight=sample_weights[i])
-            if weights:
-                value = value * weights[i]
+            if self.weights is not None:
+                value = value * self.weights[i]
             total = value if total is None else total + value
         return total
+
+
+def _aligned(structure, y_pred, names, what) -> list:
+    """`structure` (targets, losses, weights) flattened in the order of the flattened
+    predictions: a dict for a model whose outputs are a list is read by output name."""
+    if isinstance(structure, dict) and not isinstance(y_pred, dict) and nest.is_nested(y_pred):
+        if names is None:
+            raise ValueError(f"{what} is a dict, but the model's outputs have no names to "
+                             "match its keys with; give a list in the outputs' order")
+        if set(structure) != set(names):
+            raise ValueError(f"{what} has keys {sorted(structure)}, the model's outputs are "
+                             f"named {names}")
+        return [structure[name] for name in names]
+    return nest.flatten(structure)
+
+
+def _output_names(model) -> list | None:
+    """The names of the layers that make a functional model's outputs (Keras 3's
+    `output_names`), or None."""
+    outputs = getattr(model, "outputs", None)
+    if not outputs:
+        return None
+    histories = [getattr(t, "_keras_history", None) for t in nest.flatten(outputs)]
+    if any(h is None for h in histories):
+        return None
+    return [h[0].name for h in histories]
 
 
 # --- metrics --------------------------------------------------------------------------------

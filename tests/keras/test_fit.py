@@ -379,3 +379,28 @@ def test_model_checkpoint_and_csv_logger(tmp_path):
     rows = (tmp_path / "log.csv").read_text().splitlines()
     assert rows[0] == "epoch,accuracy,loss,val_accuracy,val_loss" and len(rows) == 7
     assert [float(r.split(",")[4]) for r in rows[1:]] == pytest.approx(val, rel=1e-12)
+
+
+def test_several_outputs_with_losses_by_list_or_by_output_name():
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(30, 3)).astype(np.float32)
+    y_reg = x.sum(axis=1, keepdims=True)
+    y_cls = (x[:, 0] > 0).astype(np.int64)
+    inputs = keras.Input(shape=(3,))
+    reg = keras.layers.Dense(1, name="reg")(inputs)
+    cls = keras.layers.Dense(2, activation="softmax", name="cls")(inputs)
+    model = keras.Model(inputs, [reg, cls])
+    W_reg, b_reg, W_cls, b_cls = model.get_weights()
+    probabilities = np.exp(x @ W_cls + b_cls)
+    probabilities /= probabilities.sum(axis=1, keepdims=True)
+    expected = 2.0 * np.mean((x @ W_reg + b_reg - y_reg) ** 2) + \
+        0.5 * np.mean(-np.log(probabilities[np.arange(30), y_cls]))
+    by_list = dict(loss=["mse", "sparse_categorical_crossentropy"], loss_weights=[2.0, 0.5])
+    by_name = dict(loss={"cls": "sparse_categorical_crossentropy", "reg": "mse"},
+                   loss_weights={"reg": 2.0, "cls": 0.5})
+    for how, targets in ((by_list, [y_reg, y_cls]), (by_name, {"cls": y_cls, "reg": y_reg})):
+        model.compile(optimizer=keras.optimizers.SGD(0.0), **how)
+        history = model.fit(x, targets, batch_size=30, verbose=0)
+        np.testing.assert_allclose(history.history["loss"], [expected], rtol=1e-5)
+    with pytest.raises(ValueError, match="keys"):
+        model.fit(x, {"cls": y_cls, "other": y_reg}, verbose=0)
