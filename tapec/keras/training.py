@@ -342,7 +342,7 @@ class Trainer:
                 if self.stop_training:
                     break
             epoch_logs = dict(logs)
-            if validation is not None and (epoch + 1) % validation_freq == 0:
+            if validation is not None and _validates(epoch, validation_freq):
                 val_logs = self._evaluate_batches(validation, callback_list)
                 epoch_logs.update({"val_" + key: value for key, value in val_logs.items()})
             callback_list.on_epoch_end(epoch, epoch_logs)
@@ -545,6 +545,17 @@ def _verbose(verbose) -> int:
     if verbose not in (0, 1, 2) or isinstance(verbose, bool):
         raise ValueError(f"verbose must be 'auto', 0, 1 or 2, got {verbose!r}")
     return int(verbose)
+
+
+def _validates(epoch: int, validation_freq) -> bool:
+    """Whether the epoch (0-based) ends with validation: every `validation_freq` epochs,
+    or the 1-based epochs listed."""
+    if isinstance(validation_freq, int) and not isinstance(validation_freq, bool):
+        if validation_freq < 1:
+            raise ValueError(f"validation_freq must be a positive int or a list of epochs, "
+                             f"got {validation_freq}")
+        return (epoch + 1) % validation_freq == 0
+    return epoch + 1 in validation_freq
 
 
 def _is_dataset(x) -> bool:

@@ -182,6 +182,14 @@ def test_validation_split_is_the_last_samples_and_steps_per_epoch():
     assert int(model.optimizer.iterations) == 9
     with pytest.raises(ValueError, match="not sufficient"):
         model.fit(x[:1], y[:1], validation_split=0.5, verbose=0)
+    seen = []
+    probe = keras.callbacks.LambdaCallback(on_test_begin=lambda logs: seen.append(len(seen)))
+    history = model.fit(x, y, epochs=5, validation_data=(x, y), validation_freq=2,
+                        callbacks=[probe], verbose=0)
+    assert len(history.history["loss"]) == 5 and len(history.history["val_loss"]) == 2
+    history = model.fit(x, y, epochs=5, validation_data=(x, y), validation_freq=[1, 5],
+                        verbose=0)
+    assert len(history.history["val_loss"]) == 2 and len(seen) == 2
 
 
 def test_class_weight_is_a_sample_weight_per_class():
