@@ -7,7 +7,8 @@ from . import models  # noqa: F401
 from .layers.core import Input  # noqa: F401
 from .layers.base import Layer  # noqa: F401
 from .models import Model, Sequential  # noqa: F401
+from .variables import Variable  # noqa: F401
 
 __all__ = ["activations", "callbacks", "initializers", "layers", "losses", "metrics",
            "optimizers", "regularizers", "saving", "utils", "models", "Input", "Layer", "Model",
-           "Sequential"]
+           "Sequential", "Variable"]

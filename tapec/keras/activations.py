@@ -6,7 +6,8 @@ which for relu, elu, selu, leaky_relu and relu6 is TensorFlow's.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..ops import activations as _act, nn as _nn
 from ..ops.elementwise import (exp, greater, less, multiply, sigmoid as

@@ -52,6 +52,7 @@ class KerasTensor:
         self.dtype = np.dtype(dtype).name
         self.name = name
         self._keras_history = history       # (layer, node index, output index)
+        self._node = None                   # the Node that made it
 
     @property
     def ndim(self) -> int:
@@ -59,10 +60,8 @@ class KerasTensor:
 
     @property
     def node(self) -> Node | None:
-        if self._keras_history is None:
-            return None
-        layer, node_index, _ = self._keras_history
-        return layer._inbound_nodes[node_index]
+        """The layer call that made this tensor (None for a bare KerasTensor)."""
+        return self._node
 
     def __repr__(self) -> str:
         return f"<KerasTensor shape={self.shape}, dtype={self.dtype}, name={self.name}>"
@@ -155,8 +154,14 @@ def _probe(layer, inputs, args, kwargs, size):
     def real(x):
         return _zeros(x.shape, x.dtype, size) if isinstance(x, KerasTensor) else x
     inputs, args, kwargs = nest.map_structure(real, (inputs, args, kwargs))
-    with outside_traces():
-        return layer(inputs, *args, **kwargs)
+    weights = layer.weights
+    values = [w.numpy() for w in weights]
+    try:
+        with outside_traces():
+            return layer(inputs, *args, **kwargs)
+    finally:            # a call in training mode may update state (moving statistics)
+        for weight, value in zip(weights, values):
+            weight.assign(value)
 
 
 def _unknown_dims_as_none(first, second):
@@ -192,9 +197,16 @@ def symbolic_call(layer, inputs, args, kwargs):
     outputs = [KerasTensor(t.shape, t.dtype, name=layer.name, history=(layer, node_index, i))
                for i, t in enumerate(flat)]
     outputs = nest.pack_sequence_as(spec, outputs)
-    layer._inbound_nodes.append(Node(layer, inputs, args, kwargs, outputs))
+    node = Node(layer, inputs, args, kwargs, outputs)
+    for tensor in flat_outputs(node):
+        tensor._node = node
+    layer._inbound_nodes.append(node)
     layer._output_shape = _shapes(outputs)
     return outputs
+
+
+def flat_outputs(node):
+    return nest.flatten(node.outputs)
 
 
 def output_shape_of(layer, input_shape):

@@ -10,17 +10,21 @@ keras/training.py) and `summary`, `get_layer`, saving.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
 
 from .. import nest
 from .functional import FunctionalGraph
-from .keras_tensor import KerasTensor
+from ..tensor import convert_to_tensor
+from .keras_tensor import KerasTensor, outside_traces
 from .layers.base import Layer, snake_case, unique_name
 from .layers.core import Input, InputLayer
 from .summary import print_summary
 from .training import Trainer
 
-__all__ = ["Model", "Sequential", "load_model", "clone_model"]
+__all__ = ["Model", "Sequential", "load_model", "clone_model", "model_from_json"]
 
 
 class Model(Trainer, Layer):
@@ -56,6 +60,29 @@ class Model(Trainer, Layer):
                                       "call(), or pass inputs and outputs to Model()")
         return self._graph.run(inputs)
 
+    def build(self, input_shape: Any = None) -> None:
+        """Create a subclassed model's weights by calling it once on zeros of
+        `input_shape` (None dimensions taken as 1). (Keras 3 leaves a subclassed
+        model's layers unbuilt here; tapec builds them, so that weights can be loaded
+        or counted before the first call.)"""
+        if self._graph is not None or input_shape is None:
+            self.built = True
+            return
+        self.built = True           # the call below must not build again
+        with outside_traces():
+            self(_zeros_like_shapes(input_shape))
+        pending = [self]
+        while pending:          # shapes of a call on stand-in zeros are not the model's
+            layer = pending.pop()
+            layer._output_shape = None
+            pending += layer._sublayers()
+
+    def _build_with(self, input_shape: Any) -> None:
+        if type(self).build is Model.build:   # the first call creates the weights itself
+            self.built = True
+            return
+        super()._build_with(input_shape)
+
     def _sublayers(self) -> list[Layer]:
         if getattr(self, "_graph", None) is not None:
             return [layer for layer in self._graph.layers if layer is not self]
@@ -73,6 +100,19 @@ class Model(Trainer, Layer):
     @property
     def outputs(self) -> list[KerasTensor] | None:
         return None if self._graph is None else nest.flatten(self._graph.outputs)
+
+    @property
+    def input(self) -> Any:
+        """The model's input KerasTensor(s), as given to `Model(inputs, outputs)`."""
+        if self._graph is None:
+            return super().input
+        return self._graph.inputs
+
+    @property
+    def output(self) -> Any:
+        if self._graph is None:
+            return super().output
+        return self._graph.outputs
 
     @property
     def input_shape(self):
@@ -125,6 +165,12 @@ class Model(Trainer, Layer):
         from .saving import save_model
         save_model(self, filepath, overwrite=overwrite)
 
+    def to_json(self, **kwargs: Any) -> str:
+        """The architecture as JSON (`keras.models.model_from_json` rebuilds it)."""
+        import json
+        return json.dumps({"class_name": type(self).__name__, "config": self.get_config()},
+                          **kwargs)
+
     def get_config(self) -> dict[str, Any]:
         if self._graph is None:
             raise NotImplementedError(f"Model {self.name!r} is a subclassed model: its "
@@ -152,6 +198,7 @@ class Sequential(Model):
         self._layers: list[Layer] = []
         self._input_batch_shape = None
         self._input_dtype = None
+        self._built_nodes: list = []
         for layer in layers or []:
             self.add(layer, rebuild=False)
         self._maybe_rebuild()
@@ -173,8 +220,9 @@ class Sequential(Model):
                 self._input_batch_shape = layer._input_shape_arg
             self._layers.append(layer)
         else:
-            raise ValueError(f"Only instances of `keras.Layer` can be added to a Sequential "
-                             f"model. Received: {layer!r:.80} (of type {type(layer)})")
+            raise ValueError(  # noqa: TRY004 (the error Keras raises)
+                f"Only instances of `keras.Layer` can be added to a Sequential "
+                f"model. Received: {layer!r:.80} (of type {type(layer)})")
         if rebuild:
             self._maybe_rebuild()
 
@@ -203,10 +251,14 @@ class Sequential(Model):
             raise ValueError(f"Sequential model {self.name!r} cannot be built because it "
                              "has no layers. Call `model.add(layer)`.")
         shape = tuple(input_shape)
+        for layer, node in self._built_nodes:       # the calls of an earlier build
+            layer._inbound_nodes.remove(node)
+        self._built_nodes = []
         inputs = Input(batch_shape=shape, dtype=self._input_dtype or "float32")
         x = inputs
         for layer in self._layers:
             x = layer(x)
+            self._built_nodes.append((layer, nest.flatten(x)[0].node))
         self._input_batch_shape = shape
         self._graph = FunctionalGraph(inputs, x)
         self.built = True
@@ -220,6 +272,13 @@ class Sequential(Model):
 
     def _build_with(self, input_shape: Any) -> None:
         self.build(input_shape)
+
+    @property
+    def input(self) -> Any:
+        if self._graph is None:
+            raise AttributeError(f"Sequential model {self.name!r} has no defined input "
+                                 "until it is built")
+        return self._graph.inputs
 
     def call(self, inputs: Any, training: Any = None, mask: Any = None) -> Any:
         x = inputs
@@ -244,11 +303,31 @@ class Sequential(Model):
         return sequential_from_config(config)
 
 
+def _zeros_like_shapes(shape):
+    """Zeros (float32) for a shape, or for each shape of a list or dict of them; None
+    dimensions taken as 1."""
+    if isinstance(shape, (tuple, list)) and all(d is None or isinstance(d, int)
+                                                for d in shape):
+        return convert_to_tensor(np.zeros(tuple(1 if d is None else d for d in shape),
+                                          np.float32))
+    if isinstance(shape, dict):
+        return {k: _zeros_like_shapes(v) for k, v in shape.items()}
+    return [_zeros_like_shapes(s) for s in shape]
+
+
 def load_model(filepath: str, custom_objects: dict | None = None, compile: bool = True,
                safe_mode: bool = True) -> Model:
     """A model saved by `model.save(filepath)` (see keras/saving.py)."""
     from .saving import load_model as _load
     return _load(filepath, custom_objects=custom_objects)
+
+
+def model_from_json(json_string: str, custom_objects: dict | None = None) -> Model:
+    """The model (new weights) whose architecture `model.to_json()` wrote."""
+    import json
+
+    from .saving import deserialize_layer
+    return deserialize_layer(json.loads(json_string), custom_objects)
 
 
 def clone_model(model: Model) -> Model:

@@ -7,11 +7,10 @@ a single chain get a "Connected to" column naming each input as layer[node][tens
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
-
-from .. import nest
 
 __all__ = ["print_summary"]
 

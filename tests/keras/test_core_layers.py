@@ -45,7 +45,8 @@ def test_dense_on_integer_input_computes_in_float():
     layer, kernel, bias = _dense()
     y = layer(np.ones((1, 4), np.int32))
     assert y.dtype == tf.float32
-    np.testing.assert_allclose(y.numpy(), kernel.sum(0, keepdims=True) + bias, rtol=1e-6)
+    np.testing.assert_allclose(y.numpy(), kernel.sum(0, keepdims=True) + bias, rtol=1e-5,
+                               atol=1e-6)
 
 
 def test_dense_without_bias_and_bad_units():

@@ -126,3 +126,14 @@ def test_what_is_not_saved_says_so(tmp_path):
         archive.writestr("model.weights.h5", b"")
     with pytest.raises(ValueError, match="not written by tapec"):
         keras.models.load_model(tmp_path / "keras_own.keras")
+
+
+def test_clone_model_has_the_architecture_and_fresh_weights():
+    model = _functional()
+    clone = keras.models.clone_model(model)
+    assert [type(layer) for layer in clone.layers] == [type(layer) for layer in model.layers]
+    assert [tuple(w.shape) for w in clone.weights] == [tuple(w.shape) for w in model.weights]
+    assert not np.array_equal(clone.weights[0].numpy(), model.weights[0].numpy())
+    rebuilt = keras.models.model_from_json(model.to_json())
+    assert [layer.get_config() for layer in rebuilt.layers] == \
+        [layer.get_config() for layer in model.layers]

@@ -159,7 +159,7 @@ def test_add_loss_and_regularizer_losses():
     dense.build((None, 3))
     kernel = dense.kernel.numpy()
     penalties = [float(v) for v in dense.losses]
-    np.testing.assert_allclose(penalties, [0.1 * np.sum(kernel ** 2), 0.01 * 2], rtol=1e-6)
+    np.testing.assert_allclose(penalties, [0.1 * np.sum(kernel ** 2), 0.01 * 2], rtol=1e-5)
 
 
 def test_training_flag_propagates_to_nested_calls():
@@ -210,6 +210,9 @@ def test_variables_assigned_as_attributes_are_weights():
 
     holder = Holder()
     assert holder.weights == [holder.v]
+    made = keras.Variable("ones", shape=(2, 3), dtype="float64", trainable=False)
+    assert made.dtype == tf.float64 and not made.trainable and np.all(made.numpy() == 1)
+    assert keras.Variable([1.0, 2.0]).dtype == tf.float32
 
 
 def test_compute_output_shape():
@@ -223,3 +226,49 @@ def test_unknown_constructor_keyword_is_an_error():
         keras.layers.Dense(2, unit=3)
     with pytest.raises(ValueError, match="without '/'"):
         keras.layers.Dense(2, name="a/b")
+
+
+def test_add_weight_defaults_follow_the_dtype():
+    layer = keras.layers.Layer()
+    counter = layer.add_weight(shape=(2,), dtype="int32", trainable=False, name="n")
+    kernel = layer.add_weight(shape=(30, 40), name="k")
+    assert counter.dtype == tf.int32 and np.all(counter.numpy() == 0)
+    limit = np.sqrt(6 / 70)                        # glorot_uniform by default
+    assert kernel.dtype == tf.float32 and 0.9 * limit < np.abs(kernel.numpy()).max() <= limit
+    with pytest.raises(TypeError, match="dtype policies"):
+        keras.layers.Dense(2, dtype="mixed_float16")
+
+
+def test_symbolic_calls_leave_state_unchanged():
+    class Counter(keras.layers.Layer):
+        def build(self, input_shape):
+            self.calls = self.add_weight(shape=(), initializer="zeros", trainable=False)
+
+        def call(self, x, training=None):
+            if training:
+                self.calls.assign_add(1.0)
+            return x
+
+    counter = Counter()
+    inputs = keras.Input(shape=(2,))
+    model = keras.Model(inputs, counter(inputs, training=True))
+    assert float(counter.calls.numpy()) == 0.0          # output-shape probes are undone
+    model(np.ones((1, 2), np.float32))
+    assert float(counter.calls.numpy()) == 1.0          # training=True was recorded
+
+
+def test_mask_is_dropped_for_layers_without_one():
+    y = keras.layers.Dense(1, kernel_initializer="ones")(np.ones((1, 2), np.float32),
+                                                         mask=None)
+    assert y.numpy().tolist() == [[2.0]]
+
+
+def test_losses_of_frozen_weights_and_shared_layers_count_once():
+    dense = keras.layers.Dense(2, kernel_regularizer="l2")
+    inputs = keras.Input(shape=(2,))
+    model = keras.Model(inputs, dense(dense(inputs)))
+    kernel = dense.kernel.numpy()
+    np.testing.assert_allclose([float(v) for v in model.losses],
+                               [0.01 * np.sum(kernel ** 2)], rtol=1e-5)
+    dense.trainable = False                   # Keras 3 regularizes trainable weights only
+    assert model.losses == []

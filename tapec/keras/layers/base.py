@@ -135,16 +135,23 @@ class Layer(Module):
             layer.trainable = value
 
     # --- weights ---------------------------------------------------------------------------
-    def add_weight(self, shape: Any = None, initializer: Any = "glorot_uniform",
-                   dtype: Any = None, trainable: bool = True, name: str | None = None,
-                   regularizer: Any = None, constraint: Any = None, **kwargs: Any) -> Variable:
-        """A new Variable owned by this layer: `initializer(shape, dtype=dtype)` (a name
-        such as "zeros" or a callable), float32 unless `dtype` or the layer's dtype says
-        otherwise. Its regularizer's penalty joins `losses`."""
+    def add_weight(self, shape: Any = None, initializer: Any = None, dtype: Any = None,
+                   trainable: bool = True, autocast: bool = True, regularizer: Any = None,
+                   constraint: Any = None, aggregation: str = "none",
+                   overwrite_with_gradient: bool = False, name: str | None = None,
+                   **kwargs: Any) -> Variable:
+        """A new Variable owned by this layer (Keras 3's signature): its value is
+        `initializer(shape, dtype=dtype)` (a name such as "zeros", an Initializer or a
+        callable; by default "glorot_uniform" for floating dtypes, "zeros" otherwise),
+        its dtype the layer's unless `dtype` says otherwise. A regularizer's penalty
+        joins `losses`; a constraint is kept on the Variable for optimizers to apply."""
+        if kwargs:
+            raise TypeError(f"add_weight: unexpected keyword arguments {sorted(kwargs)}")
         shape = () if shape is None else tuple(int(d) for d in shape)
         dtype = _dtype_name(dtype) if dtype is not None else self._dtype
-        init = initializers.get(initializer) if initializer is not None else \
-            initializers.get("zeros")
+        if initializer is None:
+            initializer = "glorot_uniform" if np.dtype(dtype).kind == "f" else "zeros"
+        init = initializers.get(initializer)
         name = name or "variable"
         with outside_traces(), self._name_scope:
             value = init(shape, dtype=dtype)
@@ -206,9 +213,20 @@ class Layer(Module):
         return [w for w in self.weights if not w.trainable] if self._trainable else \
             self.weights
 
-    variables = weights
-    trainable_variables = trainable_weights
-    non_trainable_variables = non_trainable_weights
+    @property
+    def variables(self) -> list[Variable]:
+        """The same list as `weights`."""
+        return self.weights
+
+    @property
+    def trainable_variables(self) -> list[Variable]:
+        """The same list as `trainable_weights`."""
+        return self.trainable_weights
+
+    @property
+    def non_trainable_variables(self) -> list[Variable]:
+        """The same list as `non_trainable_weights`."""
+        return self.non_trainable_weights
 
     def get_weights(self) -> list[np.ndarray]:
         """The weights' values as NumPy arrays, in `weights` order."""
@@ -242,18 +260,31 @@ class Layer(Module):
 
     @property
     def losses(self) -> list[Any]:
-        """The losses added in the last call and the weight regularizers' penalties, this
-        layer's and its sublayers'."""
-        found = list(self._call_losses)
-        found += [regularizer(variable) for variable, regularizer in self._regularized]
-        for layer in self._sublayers():
-            found += layer.losses
+        """As Keras 3: the losses `add_loss` received in the latest call, this layer's and
+        every sublayer's, then the regularizers' penalties on the trainable weights."""
+        layers = self._flatten_layers()
+        found = [loss for layer in layers for loss in layer._call_losses]
+        regularizers_by_weight = {id(variable): regularizer for layer in layers
+                                  for variable, regularizer in layer._regularized}
+        found += [regularizers_by_weight[id(w)](w) for w in self.trainable_weights
+                  if id(w) in regularizers_by_weight]
+        return found
+
+    def _flatten_layers(self) -> list[Layer]:
+        """This layer and every layer below it, each once (depth first)."""
+        found, seen, pending = [], set(), [self]
+        while pending:
+            layer = pending.pop(0)
+            if id(layer) in seen:
+                continue
+            seen.add(id(layer))
+            found.append(layer)
+            pending = layer._sublayers() + pending
         return found
 
     def _clear_losses(self) -> None:
-        self._call_losses = []
-        for layer in self._sublayers():
-            layer._clear_losses()
+        for layer in self._flatten_layers():
+            layer._call_losses = []
 
     # --- building and calling --------------------------------------------------------------
     def build(self, input_shape: Any = None) -> None:
@@ -288,8 +319,11 @@ class Layer(Module):
             training = _enclosing_training()
         if training is None:
             training = self._call_parameters().get("training")
-        if "training" in self._call_parameters():
+        parameters = self._call_parameters()
+        if "training" in parameters:
             kwargs["training"] = training
+        if "mask" in kwargs and "mask" not in parameters:
+            del kwargs["mask"]          # layers that take no mask ignore one (Keras 3)
         outermost = not hasattr(_call_state, "training")
         if outermost:
             self._clear_losses()
@@ -344,6 +378,28 @@ class Layer(Module):
         self._build_shape = input_shape
         self.built = True
 
+    # --- the functional graph ------------------------------------------------------------
+    def _only_node(self, what: str):
+        nodes = self._inbound_nodes
+        if not nodes:
+            raise AttributeError(f"Layer {self.name!r} has never been called on a "
+                                 f"KerasTensor and thus has no defined {what}.")
+        if len(nodes) > 1:
+            raise AttributeError(f"Layer {self.name!r} has multiple inbound nodes, hence the "
+                                 f"notion of \"layer {what}\" is ill-defined.")
+        return nodes[0]
+
+    @property
+    def input(self) -> Any:
+        """The KerasTensor(s) this layer was called on (layers called once only)."""
+        node = self._only_node("input")
+        return node.outputs if node.inputs is None else node.inputs
+
+    @property
+    def output(self) -> Any:
+        """The KerasTensor(s) this layer returned (layers called once only)."""
+        return self._only_node("output").outputs
+
     # --- configuration ---------------------------------------------------------------------
     def get_config(self) -> dict[str, Any]:
         """The constructor arguments that rebuild this layer (without its weights)."""
@@ -371,7 +427,7 @@ def _building(build):
 
 
 _UNTRACKED = frozenset(["_own_trainable", "_own_non_trainable", "_regularized",
-                        "_call_losses", "_inbound_nodes", "_name_scope"])
+                        "_call_losses", "_inbound_nodes", "_name_scope", "_built_nodes"])
 
 
 def _flat_values(structure):
@@ -391,7 +447,12 @@ def _dtype_name(dtype: Any) -> str:
     if isinstance(dtype, dict) or hasattr(dtype, "name") and not isinstance(dtype, np.dtype):
         raise TypeError(f"Keras dtype policies are not supported: pass a dtype name such as "
                         f"'float32', got {dtype!r:.60}")
-    return np.dtype(dtype).name
+    try:
+        return np.dtype(dtype).name
+    except TypeError:
+        raise TypeError(f"Layer dtype: {dtype!r:.60} is not a dtype name such as 'float32' "
+                        "(Keras dtype policies such as 'mixed_float16' are not "
+                        "supported)") from None
 
 
 def _declared_input_shape(kwargs: dict[str, Any]):

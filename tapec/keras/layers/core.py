@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -185,9 +186,10 @@ class TensorOperation(Layer):
     """An arithmetic operator applied to KerasTensors (`x + y`, `2 * x`, `-x`, ...) in
     a functional model: the operation's name and any Python-number operand."""
 
-    FUNCTIONS = {"add": operator.add, "subtract": operator.sub, "multiply": operator.mul,
-                 "divide": operator.truediv, "matmul": operator.matmul,
-                 "power": operator.pow, "negative": operator.neg}
+    FUNCTIONS: ClassVar[dict[str, Callable]] = {
+        "add": operator.add, "subtract": operator.sub, "multiply": operator.mul,
+        "divide": operator.truediv, "matmul": operator.matmul, "power": operator.pow,
+        "negative": operator.neg}
 
     def __init__(self, operation: str, constant: float | None = None,
                  constant_first: bool = False, key: Any = None, **kwargs: Any) -> None:
@@ -349,9 +351,10 @@ class InputLayer(Layer):
             batch_shape = (batch_size,) + shape
         self.batch_shape = tuple(None if d is None else int(d) for d in batch_shape)
         self.built = True
-        self.output = KerasTensor(self.batch_shape, self.dtype, name=self.name,
-                                  history=(self, 0, 0))
-        self._inbound_nodes.append(Node(self, None, (), {}, self.output))
+        tensor = KerasTensor(self.batch_shape, self.dtype, name=self.name,
+                             history=(self, 0, 0))
+        tensor._node = Node(self, None, (), {}, tensor)
+        self._inbound_nodes.append(tensor._node)
         self._output_shape = self.batch_shape
 
     def call(self, inputs):
