@@ -12,6 +12,13 @@ from tests.helpers import fd
 RNG = np.random.default_rng(7)
 
 
+@pytest.fixture(autouse=True)
+def fresh_random_data():
+    """Each test draws the same data however the tests are distributed or ordered."""
+    global RNG
+    RNG = np.random.default_rng(7)
+
+
 # --- the definitions, written as loops ----------------------------------------------------
 
 def _same_pads(size, window, stride, dilation):

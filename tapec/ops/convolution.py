@@ -11,8 +11,9 @@ padded input, so the windows are a handful of slices laid side by side:
     max pool:  y[n, p, c] = max_k slice_k(x_pad)[n, p, c]   (padding is -inf)
     avg pool:  y[n, p, c] = sum_k slice_k(x_pad)[n, p, c] / (number of real inputs)
 
-No primitive is declared: the derivatives (a slice's is a scatter, concat's a split,
-matmul's two matmuls), vectorized jacobians and Hessians come from the parts. Max
+Padding is a scatter into zeros (then a `where` for max pooling's -inf). No primitive
+is declared: the derivatives (a slice's is a scatter, concat's a split, matmul's two
+matmuls), vectorized jacobians and Hessians come from the parts. Max
 pooling routes the gradient to the first maximum of each window (in row-major window
 order), as TensorFlow's MaxPoolGrad does, by selecting the window entry at `argmax`
 instead of differentiating `reduce_max` (which shares ties).
@@ -88,7 +89,7 @@ def _paddings(op_name, padding, spatial, data_format=None, causal=False):
     return tuple((int(b), int(a)) for b, a in inner)
 
 
-def window_geometry(op_name, size, window, stride, dilation, padding, axis=0):
+def _window_geometry(op_name, size, window, stride, dilation, padding, axis=0):
     """(output size, padding before, padding after) of one spatial axis of length `size`,
     with TensorFlow's rules: VALID reads only whole windows, SAME gives ceil(size /
     stride) outputs and pads the larger half at the end, CAUSAL pads only the start."""
@@ -143,7 +144,7 @@ def _padded(x, pads, fill):
 
 def _geometry(op_name, x, window, strides, dilations, padding):
     spatial_sizes = x._shape[1:-1]
-    rows = [window_geometry(op_name, n, k, s, d, padding, axis)
+    rows = [_window_geometry(op_name, n, k, s, d, padding, axis)
             for axis, (n, k, s, d) in enumerate(zip(spatial_sizes, window, strides, dilations))]
     return tuple(r[0] for r in rows), tuple((r[1], r[2]) for r in rows)
 

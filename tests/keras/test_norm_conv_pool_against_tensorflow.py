@@ -13,6 +13,13 @@ tf_real = pytest.importorskip("tensorflow")
 RNG = np.random.default_rng(5)
 
 
+@pytest.fixture(autouse=True)
+def fresh_random_data():
+    """Each test draws the same data however the tests are distributed or ordered."""
+    global RNG
+    RNG = np.random.default_rng(5)
+
+
 def _pair(name, **kwargs):
     """The tapec layer and tf.keras's, built on the same input, with the same weights."""
     return getattr(tf.keras.layers, name)(**kwargs), getattr(tf_real.keras.layers, name)(**kwargs)
@@ -30,6 +37,7 @@ def _share_weights(ours, theirs, x):
 
 X1 = RNG.normal(size=(3, 11, 4)).astype(np.float32)
 X2 = RNG.normal(size=(3, 9, 8, 4)).astype(np.float32)
+X3 = RNG.normal(size=(2, 5, 6, 4, 3)).astype(np.float32)
 
 CASES = [
     ("Conv1D", X1, dict(filters=5, kernel_size=3)),
@@ -43,6 +51,15 @@ CASES = [
                         activation="tanh")),
     ("Conv2D", X2, dict(filters=3, kernel_size=3, dilation_rate=(2, 1), padding="same")),
     ("Conv2D", X2, dict(filters=3, kernel_size=3, data_format="channels_first")),
+    ("Conv3D", X3, dict(filters=2, kernel_size=(2, 3, 2), strides=(1, 2, 1), padding="same")),
+    # (tf.keras 3.15's Conv3D with channels_first adds its bias along the last axis on
+    # TensorFlow's CPU backend; tapec's is checked against channels_last instead.)
+    ("Conv3D", X3, dict(filters=2, kernel_size=2, data_format="channels_first",
+                        use_bias=False)),
+    ("MaxPooling3D", X3, dict(padding="same")),
+    ("AveragePooling3D", X3, dict(pool_size=(2, 3, 2), strides=1, padding="same")),
+    ("GlobalAveragePooling3D", X3, dict()),
+    ("GlobalMaxPooling3D", X3, dict(data_format="channels_first", keepdims=True)),
     ("MaxPooling1D", X1, dict(pool_size=3, strides=2, padding="same")),
     ("AveragePooling1D", X1, dict(pool_size=3, strides=2, padding="same")),
     ("MaxPooling2D", X2, dict()),

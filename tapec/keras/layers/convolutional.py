@@ -1,4 +1,4 @@
-"""Convolution layers: Conv1D and Conv2D (Keras 3's), on `tapec.nn`'s convolution.
+"""Convolution layers: Conv1D, Conv2D and Conv3D (Keras 3's), on `tapec.nn`'s convolution.
 
     y = activation(conv(x, kernel) + bias)
 
@@ -20,10 +20,11 @@ from .. import activations, initializers, regularizers
 from .base import Layer
 from .core import _constraint, _serialized_initializer, _serialized_regularizer
 
-__all__ = ["Conv1D", "Conv2D", "Convolution1D", "Convolution2D"]
+__all__ = ["Conv1D", "Conv2D", "Conv3D", "Convolution1D", "Convolution2D", "Convolution3D"]
 
 _FORMATS = {("channels_last", 1): "NWC", ("channels_first", 1): "NCW",
-            ("channels_last", 2): "NHWC", ("channels_first", 2): "NCHW"}
+            ("channels_last", 2): "NHWC", ("channels_first", 2): "NCHW",
+            ("channels_last", 3): "NDHWC", ("channels_first", 3): "NCDHW"}
 
 
 def int_tuple(layer, what, value, rank):
@@ -46,7 +47,7 @@ def data_format_of(layer, data_format):
 
 
 class _Conv(Layer):
-    """Keras 3's BaseConv for rank 1 and 2 (groups=1)."""
+    """Keras 3's BaseConv for rank 1, 2 and 3 (groups=1)."""
 
     rank = 0
 
@@ -165,5 +166,11 @@ class Conv2D(_Conv):
     rank = 2
 
 
-Convolution1D = Conv1D
-Convolution2D = Conv2D
+class Conv3D(_Conv):
+    """3-D convolution over (batch, depth, height, width, channels) (Keras 3's
+    `Conv3D`); padding "valid" or "same"."""
+
+    rank = 3
+
+
+Convolution1D, Convolution2D, Convolution3D = Conv1D, Conv2D, Conv3D

@@ -1,6 +1,6 @@
-"""Pooling layers: Max/Average pooling 1D and 2D (on `tapec.nn.max_pool` and
-`avg_pool`), and global average / max pooling 1D and 2D (reductions over the spatial
-axes). As in Keras 3, `strides=None` means the pool size, and "same" average pooling
+"""Pooling layers: Max/Average pooling 1D, 2D and 3D (on `tapec.nn.max_pool` and
+`avg_pool`), and global average / max pooling 1D, 2D and 3D (reductions over the
+spatial axes). As in Keras 3, `strides=None` means the pool size, and "same" average pooling
 averages a border window over the inputs it covers (TensorFlow's rule)."""
 from __future__ import annotations
 
@@ -14,11 +14,12 @@ from ...tensor import convert_to_tensor
 from .base import Layer
 from .convolutional import _FORMATS, data_format_of, int_tuple
 
-__all__ = ["MaxPooling1D", "MaxPooling2D", "AveragePooling1D", "AveragePooling2D",
-           "MaxPool1D", "MaxPool2D", "AvgPool1D", "AvgPool2D",
-           "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling1D",
-           "GlobalMaxPooling2D", "GlobalAvgPool1D", "GlobalAvgPool2D", "GlobalMaxPool1D",
-           "GlobalMaxPool2D"]
+__all__ = ["MaxPooling1D", "MaxPooling2D", "MaxPooling3D", "AveragePooling1D",
+           "AveragePooling2D", "AveragePooling3D", "MaxPool1D", "MaxPool2D", "MaxPool3D",
+           "AvgPool1D", "AvgPool2D", "AvgPool3D", "GlobalAveragePooling1D",
+           "GlobalAveragePooling2D", "GlobalAveragePooling3D", "GlobalMaxPooling1D",
+           "GlobalMaxPooling2D", "GlobalMaxPooling3D", "GlobalAvgPool1D", "GlobalAvgPool2D",
+           "GlobalAvgPool3D", "GlobalMaxPool1D", "GlobalMaxPool2D", "GlobalMaxPool3D"]
 
 
 class _Pooling(Layer):
@@ -66,6 +67,12 @@ class MaxPooling2D(_Pooling):
     rank, pool = 2, staticmethod(max_pool)
 
 
+class MaxPooling3D(_Pooling):
+    """The maximum of each window of (batch, depth, height, width, channels) (Keras 3's
+    `MaxPooling3D`)."""
+    rank, pool = 3, staticmethod(max_pool)
+
+
 class AveragePooling1D(_Pooling):
     """The mean of each window of (batch, steps, channels) (Keras 3's
     `AveragePooling1D`)."""
@@ -80,6 +87,16 @@ class AveragePooling2D(_Pooling):
     """The mean of each window of (batch, height, width, channels) (Keras 3's
     `AveragePooling2D`)."""
     rank, pool = 2, staticmethod(avg_pool)
+
+    def __init__(self, pool_size: Any, strides: Any = None, padding: str = "valid",
+                 data_format: str | None = None, **kwargs: Any) -> None:
+        super().__init__(pool_size, strides, padding, data_format, **kwargs)
+
+
+class AveragePooling3D(_Pooling):
+    """The mean of each window of (batch, depth, height, width, channels) (Keras 3's
+    `AveragePooling3D`)."""
+    rank, pool = 3, staticmethod(avg_pool)
 
     def __init__(self, pool_size: Any, strides: Any = None, padding: str = "valid",
                  data_format: str | None = None, **kwargs: Any) -> None:
@@ -144,7 +161,19 @@ class GlobalMaxPooling2D(_GlobalPooling):
     rank, reduce = 2, staticmethod(reduce_max)
 
 
-MaxPool1D, MaxPool2D = MaxPooling1D, MaxPooling2D
-AvgPool1D, AvgPool2D = AveragePooling1D, AveragePooling2D
-GlobalAvgPool1D, GlobalAvgPool2D = GlobalAveragePooling1D, GlobalAveragePooling2D
-GlobalMaxPool1D, GlobalMaxPool2D = GlobalMaxPooling1D, GlobalMaxPooling2D
+class GlobalAveragePooling3D(_GlobalPooling):
+    """The mean over depth, height and width (Keras 3's `GlobalAveragePooling3D`)."""
+    rank, reduce = 3, staticmethod(reduce_mean)
+
+
+class GlobalMaxPooling3D(_GlobalPooling):
+    """The maximum over depth, height and width (Keras 3's `GlobalMaxPooling3D`)."""
+    rank, reduce = 3, staticmethod(reduce_max)
+
+
+MaxPool1D, MaxPool2D, MaxPool3D = MaxPooling1D, MaxPooling2D, MaxPooling3D
+AvgPool1D, AvgPool2D, AvgPool3D = AveragePooling1D, AveragePooling2D, AveragePooling3D
+GlobalAvgPool1D, GlobalAvgPool2D, GlobalAvgPool3D = (
+    GlobalAveragePooling1D, GlobalAveragePooling2D, GlobalAveragePooling3D)
+GlobalMaxPool1D, GlobalMaxPool2D, GlobalMaxPool3D = (
+    GlobalMaxPooling1D, GlobalMaxPooling2D, GlobalMaxPooling3D)
