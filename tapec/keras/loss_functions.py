@@ -81,12 +81,16 @@ def huber(y_true, y_pred, delta=1.0):
     return reduce_mean(ew.where(ew.less_equal(magnitude, delta), quadratic, linear), axis=-1)
 
 
+def compatible_shapes(shape1, shape2):
+    """Equal ranks, and equal dimensions wherever both are known."""
+    return len(shape1) == len(shape2) and all(
+        a is None or b is None or a == b for a, b in zip(shape1, shape2))
+
+
 def _same_shape(name, target, output):
     """Keras requires equal ranks and (known) dimensions for the crossentropies: they do
     not broadcast labels against predictions."""
-    mismatch = len(target.shape) != len(output.shape) or any(
-        a is not None and b is not None and a != b for a, b in zip(target.shape, output.shape))
-    if mismatch:
+    if not compatible_shapes(tuple(target.shape), tuple(output.shape)):
         raise ValueError(f"{name}: y_true and y_pred must have the same shape, got y_true "
                          f"{tuple(target.shape)} and y_pred {tuple(output.shape)}")
 
@@ -167,7 +171,7 @@ def masked_sparse_categorical_crossentropy(y_true, y_pred, from_logits=False,
     y_true = as_tensor(y_true)
     if len(y_true.shape) == len(y_pred.shape) and y_true.shape[-1] == 1:
         y_true = squeeze(y_true, -1)
-    if tuple(y_true.shape) != tuple(y_pred.shape)[:-1]:
+    if not compatible_shapes(tuple(y_true.shape), tuple(y_pred.shape)[:-1]):
         raise ValueError(f"{name}: y_true must have shape y_pred.shape[:-1] (class indices), "
                          f"got y_true {tuple(y_true.shape)} and y_pred {tuple(y_pred.shape)}")
     mask = None

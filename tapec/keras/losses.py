@@ -14,6 +14,7 @@ The division is by the number of values, not by the sum of the weights, as in Ke
 zero divisor gives 0. The per-sample functions (`mean_squared_error`, ...) live in
 loss_functions.py and are re-exported here.
 """
+from ..dtypes import as_dtype
 from ..ops import elementwise as ew
 from ..ops.reduce import reduce_sum
 from ..ops.shape import cast
@@ -37,7 +38,7 @@ def standardize_reduction(reduction):
 
 def dtype_name(dtype):
     """The dtype a loss or metric computes in, as a string (Keras' default: float32)."""
-    return as_tensor(0.0, dtype or "float32").dtype.name
+    return as_dtype(dtype or "float32").name
 
 
 def divide_no_nan(numerator, denominator):
@@ -92,7 +93,7 @@ class Loss:
     value per sample; `__call__` casts, weights and reduces (this module's docstring)."""
 
     def __init__(self, name=None, reduction="sum_over_batch_size", dtype=None):
-        self.name = name or _snake_case(type(self).__name__)
+        self.name = name or snake_case(type(self).__name__)
         self.reduction = standardize_reduction(reduction)
         self._dtype = dtype_name(dtype)
 
@@ -247,7 +248,8 @@ _BY_NAME.update({"mse": mean_squared_error, "MSE": mean_squared_error,
                  "bce": binary_crossentropy, "BCE": binary_crossentropy})
 
 
-def _snake_case(name):
+def snake_case(name):
+    """A class name in snake_case ("MeanSquaredError" -> "mean_squared_error")."""
     out = "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
     return out.lstrip("_")
 

@@ -15,7 +15,8 @@ import numpy as np
 
 from ..ops import elementwise as ew
 from ..ops.reduce import argmax, reduce_mean, reduce_sum
-from ..ops.shape import broadcast_to, cast, identity, shape as shape_of, squeeze
+from ..ops.math_extra import size
+from ..ops.shape import cast, identity, shape as shape_of, squeeze
 from ..tensor import Variable
 from . import losses as losses_module
 from .loss_functions import (as_tensor, binary_crossentropy, categorical_crossentropy,
@@ -31,7 +32,7 @@ class Metric:
     variable to zeros, and calling the metric updates it and returns the result."""
 
     def __init__(self, dtype=None, name=None):
-        self.name = name or losses_module._snake_case(type(self).__name__)
+        self.name = name or losses_module.snake_case(type(self).__name__)
         self._dtype = dtype_name(dtype)
         self._variables = []
 
@@ -96,8 +97,8 @@ class Metric:
 def _samplewise(values, sample_weight, reduce_fn, dtype):
     """Keras 3's reduction of `values` to one value per sample, weighted: the weights'
     rank is matched to the values', the values are reduced (`reduce_fn`) down to the
-    weights' rank and multiplied by the broadcast weights, and anything left beyond the
-    batch axis is reduced. Returns (values, weights per sample or None)."""
+    weights' rank and multiplied by the weights (broadcasting), and anything left beyond
+    the batch axis is reduced. Returns (values, the rank-matched weights or None)."""
     values = as_tensor(values, dtype)
     if sample_weight is not None:
         sample_weight = as_tensor(sample_weight, dtype)
@@ -105,13 +106,22 @@ def _samplewise(values, sample_weight, reduce_fn, dtype):
         weight_rank, value_rank = len(sample_weight.shape), len(values.shape)
         if value_rank > weight_rank:
             values = reduce_fn(values, axis=list(range(weight_rank, value_rank)))
-        sample_weight = broadcast_to(sample_weight, shape_of(values))
         values = ew.multiply(values, sample_weight)
-        if weight_rank > 1:
-            sample_weight = reduce_fn(sample_weight, axis=list(range(1, weight_rank)))
     if len(values.shape) > 1:
         values = reduce_fn(values, axis=list(range(1, len(values.shape))))
     return values, sample_weight
+
+
+def _weight_count(values, sample_weight, dtype):
+    """What Keras 3 adds to a Mean's count: the sum of the weights broadcast to the
+    weighted values' shape and averaged down to one per sample. Broadcasting repeats
+    every weight equally often, so that is sum(weights) * samples / size(weights), with
+    no shape read that would tie a traced program to one batch size."""
+    samples = cast(shape_of(values)[0], dtype) if values.shape else as_tensor(1, dtype)
+    if sample_weight is None:
+        return samples
+    return ew.multiply(reduce_sum(sample_weight),
+                       ew.divide(samples, cast(size(sample_weight), dtype)))
 
 
 class Sum(Metric):
@@ -141,13 +151,7 @@ class Mean(Metric):
     def update_state(self, values, sample_weight=None):
         values, sample_weight = _samplewise(values, sample_weight, reduce_mean, self.dtype)
         self.total.assign_add(reduce_sum(values))
-        if sample_weight is not None:
-            samples = reduce_sum(sample_weight)
-        elif values.shape:
-            samples = cast(shape_of(values)[0], self.dtype)
-        else:
-            samples = as_tensor(1, self.dtype)
-        self.count.assign_add(samples)
+        self.count.assign_add(_weight_count(values, sample_weight, self.dtype))
 
     def result(self):
         return divide_no_nan(identity(self.total), self.count)
@@ -318,7 +322,7 @@ _CLASSES = (Metric, Mean, Sum, MeanMetricWrapper, Accuracy, BinaryAccuracy,
             CategoricalCrossentropy, SparseCategoricalCrossentropy)
 # Keras 3's lookup table: class names, their snake_case forms, and the short aliases.
 _BY_NAME = {cls.__name__: cls for cls in _CLASSES}
-_BY_NAME.update({losses_module._snake_case(cls.__name__): cls for cls in _CLASSES})
+_BY_NAME.update({losses_module.snake_case(cls.__name__): cls for cls in _CLASSES})
 _BY_NAME.update({"mse": MeanSquaredError, "MSE": MeanSquaredError, "mae": MeanAbsoluteError,
                  "MAE": MeanAbsoluteError, "bce": BinaryCrossentropy,
                  "BCE": BinaryCrossentropy})
@@ -354,9 +358,9 @@ _ACCURACY_FOR_LOSS = {"binary_crossentropy": BinaryAccuracy, "bce": BinaryAccura
 
 def _loss_name(loss):
     if isinstance(loss, str):
-        return losses_module._snake_case(loss) if loss[:1].isupper() else loss.lower()
+        return losses_module.snake_case(loss) if loss[:1].isupper() else loss.lower()
     fn = getattr(loss, "fn", loss)      # a LossFunctionWrapper names its function
-    return getattr(fn, "__name__", losses_module._snake_case(type(loss).__name__))
+    return getattr(fn, "__name__", losses_module.snake_case(type(loss).__name__))
 
 
 def _accuracy_class(identifier, loss, y_true_shape, y_pred_shape):

@@ -228,6 +228,22 @@ def test_a_loss_inside_tapec_function_gives_the_eager_value_and_gradient():
     np.testing.assert_allclose(traced_grad.numpy(), eager_grad.numpy(), rtol=1e-5, atol=1e-7)
 
 
+@pytest.mark.parametrize("case", ["mse", "huber", "bce_smoothing", "cce", "sparse_logits"])
+def test_one_trace_serves_every_batch_size(case):
+    cls, kwargs, y_true, y_pred, _ = CASES[case]
+    loss = cls(**kwargs)
+    true_spec = tf.TensorSpec((None,) + y_true.shape[1:],
+                              tf.int64 if y_true.dtype.kind == "i" else tf.float32)
+    traced = tf.function(lambda t, p: loss(t, p, sample_weight=tf.abs(p[:, 0])),
+                         input_signature=[true_spec, tf.TensorSpec((None, C), tf.float32)])
+    for rows in ([0, 1, 2, 3], [1, 2], [0, 1, 2, 3, 0, 1, 2]):
+        t, p = y_true[rows], y_pred[rows].astype(np.float32)
+        np.testing.assert_allclose(traced(t.astype(true_spec.dtype.name), p).numpy(),
+                                   loss(t, p, sample_weight=np.abs(p[:, 0])).numpy(),
+                                   rtol=1e-6)
+    assert traced.experimental_get_tracing_count() == 1
+
+
 def test_ignore_class_leaves_labels_out_of_the_mean():
     labels = np.array([0, -1, 2, -1])
     probs = _probabilities((N, C))
@@ -237,6 +253,19 @@ def test_ignore_class_leaves_labels_out_of_the_mean():
     none = losses.SparseCategoricalCrossentropy(ignore_class=-1, reduction="none",
                                                 dtype="float64")
     np.testing.assert_allclose(none(labels, probs).numpy(), [kept[0], 0.0, kept[1], 0.0])
+
+
+def test_a_loss_subclass_defines_call_and_gets_the_reductions():
+    class MeanFourthPower(losses.Loss):
+        def call(self, y_true, y_pred):
+            return tf.reduce_mean((y_true - y_pred) ** 4, axis=-1)
+
+    loss = MeanFourthPower(reduction="sum", dtype="float64")
+    assert loss.name == "mean_fourth_power"
+    expected = np.sum(np.mean((REG_TRUE - REG_PRED) ** 4, -1) * [1.0, 0.0, 2.0, 1.0])
+    np.testing.assert_allclose(loss(REG_TRUE, REG_PRED, [1.0, 0.0, 2.0, 1.0]).numpy(), expected)
+    with pytest.raises(NotImplementedError, match="must define call"):
+        losses.Loss()(REG_TRUE, REG_PRED)
 
 
 # --- identifiers, configs, errors --------------------------------------------------------
@@ -383,3 +412,16 @@ def test_ignore_class_and_function_forms_match_keras(keras):
         got = getattr(losses, name)(y_true, y_pred.astype(np.float32), **kwargs)
         assert got.dtype == tf.float32
         np.testing.assert_allclose(got.numpy(), np.asarray(want), rtol=1e-6, err_msg=name)
+
+
+def test_gradients_at_the_kinks_match_keras(keras):
+    # Zero errors (|e| has no derivative at 0) and |e| == delta (Huber's switch point).
+    y_true = np.array([[0.0, 1.0, 2.0], [1.0, -1.0, 0.5]])
+    y_pred = np.array([[0.0, 2.0, 2.0], [0.0, -1.0, 1.5]])
+    for name, kwargs in [("MeanAbsoluteError", {}), ("Huber", {}), ("Huber", {"delta": 0.5}),
+                         ("MeanSquaredError", {})]:
+        want = _keras_value_and_gradient(keras, getattr(keras.losses, name)(**kwargs), y_true,
+                                         y_pred, None)
+        got = _tapec_value_and_gradient(getattr(losses, name)(**kwargs), y_true, y_pred, None)
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-6, err_msg=name)
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-6, err_msg=f"{name} {kwargs}")

@@ -131,6 +131,31 @@ def test_state_is_in_non_trainable_variables_and_resets():
     assert [v.numpy() for v in metric.variables] == [0.0, 0.0]
 
 
+def test_a_metric_subclass_keeps_its_own_state():
+    class LargestError(metrics.Metric):
+        def __init__(self, name=None, dtype=None):
+            super().__init__(name=name, dtype=dtype)
+            self.largest = self.add_variable(shape=(), initializer="zeros", name="largest")
+
+        def update_state(self, y_true, y_pred, sample_weight=None):
+            error = tf.reduce_max(tf.abs(tf.constant(y_true, tf.float32) - y_pred))
+            self.largest.assign(tf.maximum(self.largest, error))
+
+        def result(self):
+            return tf.identity(self.largest)
+
+    metric = LargestError()
+    assert metric.name == "largest_error" and metric.get_config() == {
+        "name": "largest_error", "dtype": "float32"}
+    metric.update_state([1.0, 2.0], tf.constant([1.5, 2.0]))
+    metric.update_state([0.0], tf.constant([0.25]))
+    assert metric.result().numpy() == 0.5
+    metric.reset_state()
+    assert metric.result().numpy() == 0.0
+    with pytest.raises(ValueError, match="unknown initializer 'glorot'"):
+        metric.add_variable(initializer="glorot")
+
+
 def test_metric_state_carries_across_tapec_function_calls():
     traced, eager = metrics.SparseCategoricalAccuracy(), metrics.SparseCategoricalAccuracy()
 
@@ -147,6 +172,27 @@ def test_metric_state_carries_across_tapec_function_calls():
     assert traced.count.numpy() == 15.0
     traced.reset_state()
     assert traced.result().numpy() == 0.0
+
+
+@pytest.mark.parametrize("name", ["mse", "binary_accuracy", "categorical_accuracy",
+                                  "sparse_categorical_accuracy"])
+def test_one_trace_updates_the_state_for_every_batch_size(name):
+    cls, kind, _ = STREAMED[name]
+    traced, eager = cls(), cls()
+    batches = _batches(kind, n=6)
+    y_true0, y_pred0, _ = batches[0]
+    true_dtype = tf.int64 if y_true0.dtype.kind == "i" else tf.float32
+    update = tf.function(lambda t, p, w: traced.update_state(t, p, sample_weight=w),
+                         input_signature=[tf.TensorSpec((None,) + y_true0.shape[1:], true_dtype),
+                                          tf.TensorSpec((None,) + y_pred0.shape[1:], tf.float32),
+                                          tf.TensorSpec((None,), tf.float32)])
+    for (y_true, y_pred, _), rows in zip(batches, ([0, 1, 2], [1, 2, 3, 4, 5], [0, 5])):
+        t, p = y_true[rows].astype(true_dtype.name), y_pred[rows].astype(np.float32)
+        w = np.linspace(0.5, 1.5, len(rows)).astype(np.float32)
+        update(t, p, w)
+        eager.update_state(t, p, sample_weight=w)
+        np.testing.assert_allclose(traced.result().numpy(), eager.result().numpy(), rtol=1e-6)
+    assert update.experimental_get_tracing_count() == 1
 
 
 def test_a_train_step_with_loss_tracker_and_metrics_in_tapec_function():
@@ -288,3 +334,19 @@ def test_resolve_matches_keras_compile(keras):
                                    y_pred_shape=y_pred_shape)
             assert type(ours).__name__ == type(theirs).__name__
             assert ours.name == theirs.name
+
+
+def test_mean_weighting_of_every_rank_matches_keras(keras):
+    values = RNG.normal(size=(4, 3)).astype(np.float32)
+    for weights in (None, 2.0, RNG.uniform(size=4), RNG.uniform(size=(4, 1)),
+                    RNG.uniform(size=(4, 3))):
+        for name in ("Mean", "Sum"):
+            theirs, ours = getattr(keras.metrics, name)(), getattr(metrics, name)()
+            for _ in range(2):
+                theirs.update_state(values, sample_weight=weights)
+                ours.update_state(values, sample_weight=weights)
+            np.testing.assert_allclose(ours.result().numpy(), np.asarray(theirs.result()),
+                                       rtol=1e-6, atol=1e-6, err_msg=f"{name} weights {weights}")
+            for mine, keras_variable in zip(ours.variables, theirs.variables):
+                np.testing.assert_allclose(mine.numpy(), np.asarray(keras_variable), rtol=1e-6,
+                                           atol=1e-6)
