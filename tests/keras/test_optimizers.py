@@ -73,7 +73,7 @@ def adagrad_update(w, g, state, t, lr, initial_accumulator_value=0.1, epsilon=1e
     return w - lr * g / np.sqrt(acc + epsilon)
 
 
-# (class name, constructor arguments, NumPy update, its arguments, weight decay)
+# (class name, constructor arguments, NumPy update, its arguments)
 CASES = [
     ("SGD", dict(learning_rate=0.1), sgd_update, {}),
     ("SGD", dict(learning_rate=0.1, momentum=0.9), sgd_update, dict(momentum=0.9)),
@@ -159,6 +159,9 @@ WITH_BASE_OPTIONS = [
     ("AdamW", dict(schedule=("CosineDecay", (0.05, 4), dict(warmup_target=0.2,
                                                               warmup_steps=2))),),
     ("Adagrad", dict(schedule=("PiecewiseConstantDecay", ([1, 3], [0.3, 0.2, 0.1]), {}))),
+    ("Adam", dict(learning_rate=0.1, use_ema=True, ema_momentum=0.8)),
+    ("SGD", dict(learning_rate=0.1, momentum=0.5, use_ema=True, ema_momentum=0.5,
+                 ema_overwrite_frequency=2)),
 ]
 
 
@@ -170,14 +173,23 @@ def test_clipping_decay_and_schedules_match_tensorflow(keras_real, name, kwargs)
     if "schedule" in ours:
         schedule_name, args, schedule_kwargs = ours.pop("schedule")
         ours["learning_rate"] = getattr(K.schedules, schedule_name)(*args, **schedule_kwargs)
-    got, _, _ = run_tapec(name, ours, np.float32, steps=5)
-    want, _ = run_tensorflow(keras_real, name, dict(kwargs), steps=5)
+    got, optimizer, _ = run_tapec(name, ours, np.float32, steps=5)
+    want, reference = run_tensorflow(keras_real, name, dict(kwargs), steps=5)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=2e-5, atol=2e-6)
+    assert len(optimizer.variables) == len(reference.variables)
+    for ours_state, their_state in zip(optimizer.variables, reference.variables):
+        np.testing.assert_allclose(ours_state.numpy(), their_state.numpy(), rtol=2e-5,
+                                   atol=2e-6)
 
 
-@pytest.mark.parametrize("name,kwargs,update,arguments", CASES[2::2], ids=IDS[2::2])
-def test_a_traced_step_matches_eager(name, kwargs, update, arguments):
+TRACED = [(name, kwargs) for name, kwargs, _, _ in CASES[2::2]] + WITH_BASE_OPTIONS[:2] \
+    + WITH_BASE_OPTIONS[-1:]
+
+
+@pytest.mark.parametrize("name,kwargs", TRACED,
+                         ids=[n + "-" + "-".join(map(str, kw.values())) for n, kw in TRACED])
+def test_a_traced_step_matches_eager(name, kwargs):
     eager, _, _ = run_tapec(name, kwargs, np.float32, steps=6)
     traced, optimizer, step = run_tapec(name, kwargs, np.float32, steps=6, traced=True)
     for a, b in zip(traced, eager):
@@ -207,6 +219,22 @@ def cosine(step, lr, decay_steps, alpha=0.0, warmup_target=None, warmup_steps=0)
     return lr * ((1 - alpha) * 0.5 * (1 + math.cos(math.pi * fraction)) + alpha)
 
 
+def polynomial(step, lr, decay_steps, end_learning_rate=0.0001, power=1.0, cycle=False):
+    if cycle:
+        decay_steps *= max(1, math.ceil(step / decay_steps))
+    else:
+        step = min(step, decay_steps)
+    return (lr - end_learning_rate) * (1 - step / decay_steps) ** power + end_learning_rate
+
+
+def restarts(step, lr, first_decay_steps, t_mul=2.0, m_mul=1.0, alpha=0.0):
+    start, period, i = 0, first_decay_steps, 0
+    while step >= start + period:               # walk the periods one by one
+        start, period, i = start + period, period * t_mul, i + 1
+    cosine = 0.5 * m_mul ** i * (1 + math.cos(math.pi * (step - start) / period))
+    return lr * ((1 - alpha) * cosine + alpha)
+
+
 def piecewise(step, boundaries, values):
     return next((v for b, v in zip(boundaries, values) if step <= b), values[-1])
 
@@ -220,6 +248,11 @@ SCHEDULES = [
     ("CosineDecay", (0.1, 10), dict(alpha=0.2, warmup_target=0.5, warmup_steps=4), cosine),
     ("CosineDecay", (0.1, 10), dict(warmup_steps=4), cosine),     # no target: no warmup
     ("PiecewiseConstantDecay", ([3, 7], [1.0, 0.5, 0.1]), {}, piecewise),
+    ("CosineDecayRestarts", (0.1, 3), dict(alpha=0.1), restarts),
+    ("CosineDecayRestarts", (0.1, 4), dict(t_mul=1.0, m_mul=0.5), restarts),
+    ("PolynomialDecay", (0.1, 6), {}, polynomial),
+    ("PolynomialDecay", (0.1, 4), dict(end_learning_rate=0.01, power=2.0, cycle=True),
+     polynomial),
 ]
 SCHEDULE_IDS = [f"{n}-{'-'.join(map(str, kw))}" for n, _, kw, _ in SCHEDULES]
 STEPS = [0, 1, 3, 4, 7, 8, 12, 30]
@@ -373,8 +406,10 @@ def test_bad_variables_and_gradients_raise():
         K.Adam(lr=0.1)
     with pytest.raises(ValueError, match="momentum"):
         K.SGD(momentum=1.5)
-    with pytest.raises(NotImplementedError, match="use_ema"):
-        K.Adam(use_ema=True)
+    with pytest.raises(NotImplementedError, match="gradient_accumulation_steps"):
+        K.Adam(gradient_accumulation_steps=2)
+    with pytest.raises(ValueError, match="ema_momentum"):
+        K.Adam(use_ema=True, ema_momentum=1.5)
     with pytest.raises(ValueError, match="learning_rate"):
         K.Adam(learning_rate="fast")
 
@@ -485,3 +520,35 @@ def test_custom_optimizer_with_keras_helpers_and_excluded_variables():
     np.testing.assert_allclose(b.numpy(), [2.5])
     with pytest.raises(NotImplementedError, match="update_step"):
         K.Optimizer(0.1).apply_gradients([(tf.constant([1.0]), tf.Variable([1.0]))])
+
+
+def test_minimize_in_a_traced_step_with_a_callable_learning_rate():
+    """A callable rate that reads a Variable follows it at every replay."""
+    w, scale = tf.Variable([1.0, 2.0]), tf.Variable(0.1)
+    optimizer = K.SGD(lambda: scale * 2.0)
+
+    @tf.function
+    def step():
+        optimizer.minimize(lambda: tf.reduce_sum(w * w), [w])
+
+    step()
+    scale.assign(0.05)
+    step()
+    np.testing.assert_allclose(w.numpy(), np.array([1.0, 2.0]) * (1 - 0.4) * (1 - 0.2),
+                               rtol=1e-6)
+    assert step.experimental_get_tracing_count() == 1
+
+
+def test_finalize_copies_the_moving_averages_into_the_weights():
+    w = tf.Variable([1.0, 2.0])
+    optimizer = K.SGD(0.5, use_ema=True, ema_momentum=0.5)
+    for _ in range(3):
+        optimizer.apply_gradients([(tf.constant([1.0, -1.0]), w)])
+    # weights 0.5, 0, -0.5 (first coordinate); the average starts at the first of them
+    np.testing.assert_allclose(w.numpy(), [-0.5, 3.5])
+    optimizer.finalize_variable_values([w])
+    np.testing.assert_allclose(w.numpy(), [0.5 * (0.5 * 0.5 + 0.5 * 0.0) + 0.5 * -0.5,
+                                           0.5 * (0.5 * 2.5 + 0.5 * 3.0) + 0.5 * 3.5])
+    with pytest.raises(ValueError, match="does not match"):
+        optimizer.finalize_variable_values([w, w])
+    K.SGD(0.5).finalize_variable_values([w])        # no EMA: nothing to do

@@ -23,7 +23,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from ...namespaces.module import name_scope
-from ...ops.elementwise import clip_by_value
+from ...ops.elementwise import clip_by_value, equal, logical_not, where
 from ...ops.math_extra import clip_by_global_norm, clip_by_norm
 from ...ops.shape import cast
 from ...tape import GradientTape
@@ -74,8 +74,9 @@ class Optimizer:
 
     `learning_rate` is a float, a `LearningRateSchedule` (called with `iterations`
     before each update), or a callable of no arguments. At most one of `clipnorm`,
-    `clipvalue`, `global_clipnorm` may be set. `use_ema` and
-    `gradient_accumulation_steps` are not implemented (they raise).
+    `clipvalue`, `global_clipnorm` may be set. With `use_ema`, a moving average of each
+    variable is kept (`finalize_variable_values` copies it into the variables).
+    `gradient_accumulation_steps` is not implemented (it raises).
     """
 
     def __init__(self, learning_rate: Any, weight_decay: float | None = None,
@@ -91,9 +92,13 @@ class Optimizer:
                               "ignored.", stacklevel=3)
         if kwargs:
             raise ValueError(f"Argument(s) not recognized: {kwargs}")
-        if use_ema:
-            raise NotImplementedError(f"{type(self).__name__}: use_ema=True (a moving "
-                                      "average of the weights) is not implemented in tapec")
+        if use_ema and not 0 <= ema_momentum <= 1:
+            raise ValueError("`ema_momentum` must be in the range [0, 1]. Received: "
+                             f"ema_momentum={ema_momentum}")
+        if use_ema and ema_overwrite_frequency is not None and (
+                not isinstance(ema_overwrite_frequency, int) or ema_overwrite_frequency < 1):
+            raise ValueError("`ema_overwrite_frequency` must be an integer >= 1 or None. "
+                             f"Received: ema_overwrite_frequency={ema_overwrite_frequency}")
         if gradient_accumulation_steps is not None:
             raise NotImplementedError(f"{type(self).__name__}: gradient_accumulation_steps "
                                       "is not implemented in tapec")
@@ -122,6 +127,7 @@ class Optimizer:
         self._trainable_variables: list = []
         self._index_by_id: dict[int, int] = {}
         self._exclude_ids: set[int] = set()
+        self._excluded_variables: list = []     # keeps the excluded ids valid
         self._exclude_pattern: str | None = None
         self._iterations = self.add_variable((), initializer=0, dtype="int64",
                                              name="iteration")
@@ -195,8 +201,8 @@ class Optimizer:
         if not isinstance(fill, numbers.Number):
             raise ValueError(f"{type(self).__name__}.add_variable: initializer must be "
                              f"'zeros', 'ones' or a number, got {initializer!r:.60}")
-        value = np.full(tuple(shape), fill, dtype=np.dtype(str(getattr(dtype, "name", dtype)
-                                                                or "float32")))
+        dtype = "float32" if dtype is None else getattr(dtype, "name", dtype)  # DType or str
+        value = np.full(tuple(shape), fill, dtype=np.dtype(dtype))
         with name_scope(self.name):
             variable = Variable(value, trainable=False, name=name)
         self._variables.append(variable)
@@ -226,6 +232,8 @@ class Optimizer:
         self._trainable_variables = var_list
         self._index_by_id = {id(v): i for i, v in enumerate(var_list)}
         self.built = True
+        if self.use_ema:
+            self._averages = [self.add_variable_from_reference(v, "average") for v in var_list]
 
     def _get_variable_index(self, variable) -> int:
         """The position of `variable` in the list the optimizer was built with."""
@@ -246,7 +254,7 @@ class Optimizer:
                              "the optimizer is built.")
         if var_list:
             self._exclude_ids = {id(v) for v in var_list}
-            self._excluded_variables = list(var_list)    # keeps the ids valid
+            self._excluded_variables = list(var_list)
         if var_names:
             self._exclude_pattern = "|".join(re.escape(str(n)) for n in var_names)
 
@@ -297,10 +305,39 @@ class Optimizer:
         self._apply_weight_decay(trainable_variables, learning_rate)
         for gradient, variable in zip(grads, trainable_variables):
             self.update_step(gradient, variable, learning_rate)
+        if self.use_ema:
+            self._update_moving_averages()
         for variable in trainable_variables:
             if variable.constraint is not None:
                 variable.assign(variable.constraint(variable))
         self._iterations.assign_add(1)
+
+    def _update_moving_averages(self) -> None:
+        """average = m*average + (1 - m)*var over every built variable, m = ema_momentum
+        except at the first update (m = 0: the average starts at the weights); every
+        `ema_overwrite_frequency` updates the weights take their averages."""
+        first = equal(self._iterations, 0)
+        for variable, average in zip(self._trainable_variables, self._averages):
+            momentum = cast(logical_not(first), variable.dtype) * self.ema_momentum
+            average.assign(momentum * average + (1 - momentum) * variable)
+        if self.ema_overwrite_frequency:
+            due = equal((self._iterations + 1) % self.ema_overwrite_frequency, 0)
+            for variable, average in zip(self._trainable_variables, self._averages):
+                variable.assign(where(due, average, variable))
+
+    def finalize_variable_values(self, var_list) -> None:
+        """With `use_ema`, give the variables their moving averages (what `fit` does at
+        the end of training); otherwise nothing."""
+        if not self.use_ema:
+            return
+        var_list = list(var_list)
+        if len(var_list) != len(self._averages):
+            raise ValueError(f"The length of model variables ({len(var_list)}) to override "
+                             "does not match the length of model variables stored in the "
+                             f"optimizer ({len(self._averages)}). Please check if the "
+                             "optimizer was called on your model.")
+        for variable, average in zip(var_list, self._averages):
+            variable.assign(average)
 
     def update_step(self, gradient, variable, learning_rate) -> None:
         """Update one variable from its gradient (each optimizer's formula)."""

@@ -9,13 +9,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ...ops.elementwise import cos, floor, less, less_equal, minimum, where
+from ...ops.elementwise import cos, equal, floor, less, less_equal, log, minimum, where
 from ...ops.elementwise import pow as power
+from ...ops.elementwise_math import ceil
 from ...ops.shape import cast
 from ...tensor import convert_to_tensor
 
 __all__ = ["LearningRateSchedule", "ExponentialDecay", "InverseTimeDecay",
-           "PiecewiseConstantDecay", "CosineDecay", "serialize", "deserialize"]
+           "PiecewiseConstantDecay", "PolynomialDecay", "CosineDecay", "CosineDecayRestarts",
+           "serialize", "deserialize"]
 
 
 def _step_as(step, dtype: str):
@@ -115,6 +117,39 @@ class PiecewiseConstantDecay(LearningRateSchedule):
         return {"boundaries": self.boundaries, "values": self.values, "name": self.name}
 
 
+class PolynomialDecay(LearningRateSchedule):
+    """(initial - end) * (1 - step / decay_steps) ** power + end, with the step held at
+    `decay_steps` after it; with `cycle` the horizon grows instead to the next multiple
+    of `decay_steps` (decay_steps * ceil(step / decay_steps), at least decay_steps)."""
+
+    def __init__(self, initial_learning_rate: float, decay_steps: int,
+                 end_learning_rate: float = 0.0001, power: float = 1.0, cycle: bool = False,
+                 name: str = "PolynomialDecay") -> None:
+        _check_decay_steps(decay_steps)
+        self.initial_learning_rate, self.decay_steps = initial_learning_rate, decay_steps
+        self.end_learning_rate, self.power = end_learning_rate, power
+        self.cycle, self.name = cycle, name
+
+    def __call__(self, step):
+        step = _step_as(step, "float32")
+        horizon = float(self.decay_steps)
+        if self.cycle:
+            cycles = where(equal(step, 0.0), 1.0, ceil(step / horizon))
+            horizon = horizon * cycles
+        else:
+            step = minimum(step, horizon)
+        end = float(self.end_learning_rate)
+        remaining = 1.0 - step / horizon
+        return (float(self.initial_learning_rate) - end) * power(remaining,
+                                                                 float(self.power)) + end
+
+    def get_config(self) -> dict:
+        return {"initial_learning_rate": self.initial_learning_rate,
+                "decay_steps": self.decay_steps,
+                "end_learning_rate": self.end_learning_rate, "power": self.power,
+                "cycle": self.cycle, "name": self.name}
+
+
 class CosineDecay(LearningRateSchedule):
     """Cosine decay from the rate r0 to alpha * r0 over `decay_steps` steps:
     r0 * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, decay_steps) / decay_steps)) + alpha).
@@ -154,8 +189,42 @@ class CosineDecay(LearningRateSchedule):
                 "warmup_target": self.warmup_target, "warmup_steps": self.warmup_steps}
 
 
+class CosineDecayRestarts(LearningRateSchedule):
+    """Cosine decay with warm restarts (SGDR): period i lasts first_decay_steps * t_mul**i
+    steps and starts from initial_learning_rate * m_mul**i; within a period the rate
+    follows CosineDecay's curve (down to alpha times the period's start)."""
+
+    def __init__(self, initial_learning_rate: float, first_decay_steps: int,
+                 t_mul: float = 2.0, m_mul: float = 1.0, alpha: float = 0.0,
+                 name: str = "SGDRDecay") -> None:
+        _check_decay_steps(first_decay_steps)
+        self.initial_learning_rate, self.first_decay_steps = initial_learning_rate, \
+            first_decay_steps
+        self.t_mul, self.m_mul, self.alpha, self.name = t_mul, m_mul, alpha, name
+
+    def __call__(self, step):
+        fraction = _step_as(step, "float32") / float(self.first_decay_steps)
+        t_mul = float(self.t_mul)
+        if t_mul == 1.0:
+            restarts = floor(fraction)
+            fraction = fraction - restarts
+        else:
+            # Periods 1, t, t**2, ... (in first_decay_steps) end at (t**i - 1) / (t - 1).
+            restarts = floor(log(1.0 - fraction * (1.0 - t_mul)) / math.log(t_mul))
+            before = (1.0 - power(t_mul, restarts)) / (1.0 - t_mul)
+            fraction = (fraction - before) / power(t_mul, restarts)
+        cosine = 0.5 * power(float(self.m_mul), restarts) * (1.0 + cos(math.pi * fraction))
+        return float(self.initial_learning_rate) * ((1.0 - self.alpha) * cosine + self.alpha)
+
+    def get_config(self) -> dict:
+        return {"initial_learning_rate": self.initial_learning_rate,
+                "first_decay_steps": self.first_decay_steps, "t_mul": self.t_mul,
+                "m_mul": self.m_mul, "alpha": self.alpha, "name": self.name}
+
+
 _SCHEDULES = {cls.__name__: cls for cls in (ExponentialDecay, InverseTimeDecay,
-                                            PiecewiseConstantDecay, CosineDecay)}
+                                            PiecewiseConstantDecay, PolynomialDecay,
+                                            CosineDecay, CosineDecayRestarts)}
 
 
 def serialize(learning_rate_schedule: LearningRateSchedule) -> dict:
