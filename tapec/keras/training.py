@@ -7,11 +7,13 @@ program), traced once per batch shape, so a partial last batch adds one trace in
 first epoch and none after. `compile(run_eagerly=True)` calls the steps as plain
 Python instead. `train_step`, `test_step` and `predict_step` are overridable as in
 Keras 3: a step receives one batch `(x, y, sample_weight)` (see data_adapter.py) and
-returns a dict of metric results. docs/keras_training.md describes the whole.
+returns a dict of metric results. What compile builds (the loss, the metrics) is in
+compile_utils.py, the batching in data_adapter.py, the display in progbar.py;
+docs/keras_training.md describes the whole.
 
 Trainer uses only these members of the model: `self(x, training=...)`,
-`self.trainable_variables`, `self.losses`, `self.built` and, for EarlyStopping,
-`get_weights` / `set_weights`.
+`self.trainable_variables`, `self.losses`, `self.built`, `self.outputs` (to match
+per-output losses by name) and, for callbacks, `get_weights` / `set_weights`.
 """
 from __future__ import annotations
 
@@ -26,9 +28,9 @@ from ..ops.shape import shape as tf_shape
 from ..tape import GradientTape
 from ..tensor import Tensor
 from . import callbacks as callbacks_module
-from . import losses as losses_module
 from . import metrics as metrics_module
 from . import optimizers as optimizers_module
+from .compile_utils import CompiledLoss, metric_list, output_layer_names, resolve_metric
 from .data_adapter import (EpochIterator, batches_of, pack_x_y_sample_weight,
                            train_validation_split, unpack_x_y_sample_weight)
 
@@ -151,9 +153,9 @@ class Trainer:
         state = self._training
         state.optimizer = optimizers_module.get(optimizer)
         state.loss = loss
-        state.compiled_loss = None if loss is None else _CompiledLoss(loss, loss_weights)
-        state.metric_specs = (_metric_list(metrics, "metrics"),
-                              _metric_list(weighted_metrics, "weighted_metrics"))
+        state.compiled_loss = None if loss is None else CompiledLoss(loss, loss_weights)
+        state.metric_specs = (metric_list(metrics, "metrics"),
+                              metric_list(weighted_metrics, "weighted_metrics"))
         state.compiled_metrics = None
         state.loss_tracker = metrics_module.Mean(name="loss")
         state.run_eagerly = bool(run_eagerly)
@@ -175,7 +177,7 @@ class Trainer:
         terms = []
         if state.compiled_loss is not None:
             terms.append(state.compiled_loss(y, y_pred, sample_weight,
-                                             output_names=_output_names(self)))
+                                             output_names=output_layer_names(self)))
         terms += list(getattr(self, "losses", None) or [])
         if not terms:
             raise ValueError("No loss to compute. Provide a `loss` argument in `compile()`.")
@@ -196,7 +198,7 @@ class Trainer:
         resolved = []
         for specs, is_weighted in ((metrics, False), (weighted, True)):
             for spec in specs:
-                resolved.append((_resolve_metric(spec, state.loss, y, y_pred), is_weighted))
+                resolved.append((resolve_metric(spec, state.loss, y, y_pred), is_weighted))
         state.compiled_metrics = resolved
 
     def compute_metrics(self, x, y, y_pred, sample_weight=None) -> dict:
@@ -439,102 +441,6 @@ class Trainer:
     def predict_on_batch(self, x):
         batch = next(iter(batches_of(x, None, None, _rows(x), False, None, "predict_on_batch")))
         return nest.map_structure(_to_numpy, self.make_predict_function()(batch))
-
-
-# --- the compiled loss ---------------------------------------------------------------------
-
-class _CompiledLoss:
-    """compile's loss: one loss for one output, or one per output (a list in the outputs'
-    order, or a dict keyed by output layer name; a single loss serves every output),
-    weighted by `loss_weights` and summed. Names such as "crossentropy" are resolved on
-    the first call, from the shapes of the labels and predictions (keras.losses.resolve)."""
-
-    def __init__(self, loss, loss_weights):
-        self.spec, self.weight_spec = loss, loss_weights
-        self.losses = self.weights = None
-
-    def _resolve(self, trues, preds, y_pred, names):
-        count = len(preds)
-        given = _aligned(self.spec, y_pred, names, "loss")
-        if len(given) not in (1, count):
-            raise ValueError(f"compile received {len(given)} losses for a model with "
-                             f"{count} outputs")
-        given = given * count if len(given) == 1 else given
-        self.losses = [losses_module.resolve(spec, tuple(true.shape), tuple(pred.shape))
-                       for spec, true, pred in zip(given, trues, preds)]
-        if self.weight_spec is not None:
-            weights = _aligned(self.weight_spec, y_pred, names, "loss_weights")
-            if len(weights) not in (1, count):
-                raise ValueError(f"compile: loss_weights has {len(weights)} entries for "
-                                 f"{count} outputs")
-            self.weights = weights * count if len(weights) == 1 else weights
-
-    def __call__(self, y_true, y_pred, sample_weight=None, output_names=None):
-        preds = nest.flatten(y_pred)
-        trues = _aligned(y_true, y_pred, output_names, "y")
-        if len(trues) != len(preds):
-            raise ValueError(f"the model has {len(preds)} outputs but y holds {len(trues)} "
-                             "targets")
-        if self.losses is None:
-            self._resolve(trues, preds, y_pred, output_names)
-        sample_weights = _aligned(sample_weight, y_pred, output_names, "sample_weight")
-        if len(sample_weights) == 1:
-            sample_weights = sample_weights * len(preds)
-        total = None
-        for i, (loss, true, pred) in enumerate(zip(self.losses, trues, preds)):
-            value = loss(true, pred, sample_weight=sample_weights[i])
-            if self.weights is not None:
-                value = value * self.weights[i]
-            total = value if total is None else total + value
-        return total
-
-
-def _aligned(structure, y_pred, names, what) -> list:
-    """`structure` (targets, losses, weights) flattened in the order of the flattened
-    predictions: a dict for a model whose outputs are a list is read by output name."""
-    if isinstance(structure, dict) and not isinstance(y_pred, dict) and nest.is_nested(y_pred):
-        if names is None:
-            raise ValueError(f"{what} is a dict, but the model's outputs have no names to "
-                             "match its keys with; give a list in the outputs' order")
-        if set(structure) != set(names):
-            raise ValueError(f"{what} has keys {sorted(structure)}, the model's outputs are "
-                             f"named {names}")
-        return [structure[name] for name in names]
-    return nest.flatten(structure)
-
-
-def _output_names(model) -> list | None:
-    """The names of the layers that make a functional model's outputs (Keras 3's
-    `output_names`), or None."""
-    outputs = getattr(model, "outputs", None)
-    if not outputs:
-        return None
-    histories = [getattr(t, "_keras_history", None) for t in nest.flatten(outputs)]
-    if any(h is None for h in histories):
-        return None
-    return [h[0].name for h in histories]
-
-
-# --- metrics --------------------------------------------------------------------------------
-
-def _metric_list(metrics, what) -> list:
-    if metrics is None:
-        return []
-    if isinstance(metrics, dict) or (isinstance(metrics, (list, tuple)) and
-                                     any(isinstance(m, (list, tuple, dict)) for m in metrics)):
-        raise NotImplementedError(f"compile: {what} per output (nested lists or dicts) are not "
-                                  "supported; give one flat list")
-    return list(metrics) if isinstance(metrics, (list, tuple)) else [metrics]
-
-
-def _resolve_metric(spec, loss, y, y_pred):
-    """A Metric for compile's `spec`: "accuracy"/"acc" become the accuracy that fits the
-    loss and the label shape, as Keras does."""
-    resolve = getattr(metrics_module, "resolve", None)
-    if resolve is not None:
-        return resolve(spec, loss=loss, y_true_shape=tuple(y.shape),
-                       y_pred_shape=tuple(y_pred.shape))
-    return metrics_module.get(spec)
 
 
 # --- small helpers -------------------------------------------------------------------------

@@ -1,5 +1,6 @@
-"""keras.callbacks: EarlyStopping decides as Keras 3's does (driven side by side with the
-same logs), History, LambdaCallback, CallbackList, and the progress display's format."""
+"""keras.callbacks: EarlyStopping and ReduceLROnPlateau decide as Keras 3's do (driven side
+by side with the same logs), History, LambdaCallback, CallbackList, and the progress
+display's format (keras/progbar.py)."""
 import io
 import itertools
 import re
@@ -7,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from tapec.keras import callbacks
+from tapec.keras import callbacks, progbar
 
 
 class FakeModel:
@@ -130,12 +131,12 @@ def test_on_batch_aliases_receive_training_batches():
 
 
 def test_log_format_as_keras():
-    assert callbacks.format_logs({"loss": 0.123449, "accuracy": 0.9}) == \
+    assert progbar.format_logs({"loss": 0.123449, "accuracy": 0.9}) == \
         " - loss: 0.1234 - accuracy: 0.9000"
-    assert callbacks.format_logs({"loss": 1.23456e-4}) == " - loss: 1.2346e-04"
-    assert callbacks.format_time_per_step(0.0123) == "12ms/step"
-    assert callbacks.format_time_per_step(2.4) == "2s/step"
-    assert callbacks.format_time_per_step(3e-5) == "30us/step"
+    assert progbar.format_logs({"loss": 1.23456e-4}) == " - loss: 1.2346e-04"
+    assert progbar.format_time_per_step(0.0123) == "12ms/step"
+    assert progbar.format_time_per_step(2.4) == "2s/step"
+    assert progbar.format_time_per_step(3e-5) == "30us/step"
 
 
 class Terminal(io.StringIO):
@@ -146,7 +147,7 @@ class Terminal(io.StringIO):
 @pytest.mark.parametrize("verbose", [1, 2])
 def test_progress_bar_lines(verbose):
     plain = io.StringIO()
-    bar = callbacks.ProgressBar(3, verbose, stream=plain)
+    bar = progbar.ProgressBar(3, verbose, stream=plain)
     for step in (1, 2):
         bar.update(step, {"loss": 1.0})
     bar.update(3, {"loss": 0.5}, finished=True)
@@ -160,7 +161,7 @@ def test_progress_bar_lines(verbose):
 
 def test_progress_bar_redraws_in_place_on_a_terminal():
     tty = Terminal()
-    bar = callbacks.ProgressBar(4, 1, stream=tty, interval=0.0)
+    bar = progbar.ProgressBar(4, 1, stream=tty, interval=0.0)
     bar.update(1, {"loss": 2.0})
     bar.update(4, {"loss": 1.0}, finished=True)
     text = tty.getvalue()
