@@ -9,9 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..ops import activations as _act, nn as _nn
-from ..ops.elementwise import (exp, greater, less, multiply, sigmoid as
-                               _sigmoid, softplus as _softplus, tanh as _tanh, where)
+from ..ops import activations as _act
+from ..ops import nn as _nn
+from ..ops.elementwise import exp, greater, less, multiply, where
+from ..ops.elementwise import sigmoid as _sigmoid
+from ..ops.elementwise import softplus as _softplus
+from ..ops.elementwise import tanh as _tanh
 from ..ops.registry import to_tensors
 
 __all__ = ["relu", "relu6", "leaky_relu", "elu", "selu", "gelu", "sigmoid", "hard_sigmoid",

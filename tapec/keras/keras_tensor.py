@@ -154,14 +154,14 @@ def _probe(layer, inputs, args, kwargs, size):
     def real(x):
         return _zeros(x.shape, x.dtype, size) if isinstance(x, KerasTensor) else x
     inputs, args, kwargs = nest.map_structure(real, (inputs, args, kwargs))
-    weights = layer.weights
-    values = [w.numpy() for w in weights]
-    try:
-        with outside_traces():
+    with outside_traces():
+        weights = layer.weights
+        values = [w.numpy() for w in weights]
+        try:
             return layer(inputs, *args, **kwargs)
-    finally:            # a call in training mode may update state (moving statistics)
-        for weight, value in zip(weights, values):
-            weight.assign(value)
+        finally:        # a call in training mode may update state (moving statistics)
+            for weight, value in zip(weights, values):
+                weight.assign(value)
 
 
 def _unknown_dims_as_none(first, second):
@@ -188,8 +188,10 @@ def _shapes(structure):
 def symbolic_call(layer, inputs, args, kwargs):
     """Call `layer` on KerasTensors: build it from their shapes, record a Node, and
     return KerasTensors shaped as its outputs."""
+    layer._check_input_spec(inputs)
     if not layer.built:
         layer._build_with(_shapes(inputs))
+        layer._check_input_spec(inputs)
     kwargs = {k: v for k, v in kwargs.items() if k != "training" or v is not None}
     spec = _output_spec(layer, inputs, args, kwargs)
     node_index = len(layer._inbound_nodes)

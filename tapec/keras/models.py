@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from .. import nest
-from .functional import FunctionalGraph
 from ..tensor import convert_to_tensor
+from .functional import FunctionalGraph
 from .keras_tensor import KerasTensor, outside_traces
 from .layers.base import Layer, snake_case, unique_name
 from .layers.core import Input, InputLayer

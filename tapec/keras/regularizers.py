@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ops.elementwise import abs as _abs, square
+from ..ops.elementwise import abs as _abs
+from ..ops.elementwise import square
 from ..ops.reduce import reduce_sum
 
 __all__ = ["Regularizer", "L1", "L2", "L1L2", "get", "serialize"]

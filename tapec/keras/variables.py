@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..tensor import Variable as _TapecVariable, convert_to_tensor
+from ..tensor import Variable as _TapecVariable
+from ..tensor import convert_to_tensor
 from . import initializers
 
 __all__ = ["Variable"]

@@ -55,8 +55,15 @@ def test_dense_without_bias_and_bad_units():
     assert [w.name for w in layer.weights] == ["dense/kernel:0"] or len(layer.weights) == 1
     with pytest.raises(ValueError, match="units"):
         keras.layers.Dense(0)
-    with pytest.raises(ValueError, match="rank >= 2|at least 2"):
+    with pytest.raises(ValueError, match="expected min_ndim=2, found ndim=1"):
         keras.layers.Dense(2)(np.ones(3, np.float32))
+    built, _, _ = _dense()
+    message = 'Input 0 of layer "dense.*" is incompatible with the layer: expected axis -1 ' \
+              r"of input shape to have value 4, but received input with shape \(1, 3\)"
+    with pytest.raises(ValueError, match=message):
+        built(np.ones((1, 3), np.float32))
+    with pytest.raises(ValueError, match="expected axis -1"):
+        built(keras.Input(shape=(5,)))
 
 
 def _finite_difference(f, x, eps=1e-6):

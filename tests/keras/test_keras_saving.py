@@ -137,3 +137,19 @@ def test_clone_model_has_the_architecture_and_fresh_weights():
     rebuilt = keras.models.model_from_json(model.to_json())
     assert [layer.get_config() for layer in rebuilt.layers] == \
         [layer.get_config() for layer in model.layers]
+
+
+def test_nested_and_unbuilt_models_round_trip(tmp_path):
+    inner = keras.Sequential([keras.Input(shape=(4,)), keras.layers.Dense(3, activation="relu")],
+                             name="inner")
+    inputs = keras.Input(shape=(4,))
+    model = keras.Model(inputs, keras.layers.Dense(1)(inner(inputs)))
+    model.save(tmp_path / "nested.keras")
+    loaded = keras.models.load_model(tmp_path / "nested.keras")
+    assert type(loaded.get_layer("inner")) is keras.Sequential
+    x = rng.normal(size=(2, 4)).astype(np.float32)
+    np.testing.assert_array_equal(model(x).numpy(), loaded(x).numpy())
+    unbuilt = keras.Sequential([keras.layers.Dense(3)])
+    unbuilt.save(tmp_path / "unbuilt.keras")
+    again = keras.models.load_model(tmp_path / "unbuilt.keras")
+    assert not again.built and again(np.ones((1, 2), np.float32)).shape == (1, 3)

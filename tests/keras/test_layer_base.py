@@ -272,3 +272,19 @@ def test_losses_of_frozen_weights_and_shared_layers_count_once():
                                [0.01 * np.sum(kernel ** 2)], rtol=1e-5)
     dense.trainable = False                   # Keras 3 regularizes trainable weights only
     assert model.losses == []
+
+
+def test_symbolic_call_inside_a_trace_writes_nothing_into_the_program():
+    dense = keras.layers.Dense(2, kernel_initializer="ones")
+    dense.build((None, 3))
+
+    @tf.function
+    def f(x):
+        inputs = keras.Input(shape=(3,))
+        keras.Model(inputs, dense(inputs))      # output-shape probes restore the weights
+        return dense(x)
+
+    x = np.ones((1, 3), np.float32)
+    np.testing.assert_array_equal(f(x).numpy(), [[3.0, 3.0]])
+    dense.kernel.assign(np.zeros((3, 2), np.float32))
+    np.testing.assert_array_equal(f(x).numpy(), [[0.0, 0.0]])

@@ -30,7 +30,7 @@ from ...tensor import Tensor, Variable, convert_to_tensor
 from .. import initializers, regularizers
 from ..keras_tensor import KerasTensor, outside_traces, symbolic_call
 
-__all__ = ["Layer"]
+__all__ = ["Layer", "InputSpec"]
 
 _CAMEL_TO_SNAKE = re.compile(r"((?<=[a-z0-9])[A-Z]|(?!^)[A-Z](?=[a-z]))")
 _names_lock = threading.Lock()
@@ -58,6 +58,49 @@ def clear_session() -> None:
 
 def snake_case(name: str) -> str:
     return _CAMEL_TO_SNAKE.sub(r"_\1", name).lower()
+
+
+class InputSpec:
+    """What a layer accepts (Keras 3's `keras.layers.InputSpec`): `ndim`, `min_ndim`,
+    `max_ndim`, `axes` ({axis: size}), `shape` (None entries free) and `dtype`. A layer
+    whose `input_spec` is set checks every input against it before calling `call`."""
+
+    def __init__(self, dtype: Any = None, shape: Any = None, ndim: int | None = None,
+                 max_ndim: int | None = None, min_ndim: int | None = None,
+                 axes: dict | None = None, allow_last_axis_squeeze: bool = False,
+                 name: str | None = None, optional: bool = False) -> None:
+        self.dtype = None if dtype is None else np.dtype(_dtype_name(dtype)).name
+        self.shape = None if shape is None else tuple(shape)
+        self.ndim = len(self.shape) if self.shape is not None else ndim
+        self.max_ndim, self.min_ndim = max_ndim, min_ndim
+        self.axes = dict(axes or {})
+        self.name, self.optional = name, optional
+
+    def check(self, layer_name: str, index: int, x: Any) -> None:
+        shape = tuple(x.shape)
+        where = f"Input {index} of layer \"{layer_name}\" is incompatible with the layer: "
+        if self.ndim is not None and len(shape) != self.ndim:
+            raise ValueError(f"{where}expected ndim={self.ndim}, found ndim={len(shape)}. "
+                             f"Full shape received: {shape}")
+        if self.min_ndim is not None and len(shape) < self.min_ndim:
+            raise ValueError(f"{where}expected min_ndim={self.min_ndim}, found "
+                             f"ndim={len(shape)}. Full shape received: {shape}")
+        if self.max_ndim is not None and len(shape) > self.max_ndim:
+            raise ValueError(f"{where}expected max_ndim={self.max_ndim}, found "
+                             f"ndim={len(shape)}. Full shape received: {shape}")
+        dtype = getattr(x.dtype, "name", x.dtype)      # a KerasTensor's is a str
+        if self.dtype is not None and dtype != self.dtype:
+            raise ValueError(f"{where}expected dtype={self.dtype}, found dtype={dtype}")
+        for axis, size in self.axes.items():
+            if size is not None and -len(shape) <= axis < len(shape) and \
+                    shape[axis] not in (None, size):
+                raise ValueError(f"{where}expected axis {axis} of input shape to have value "
+                                 f"{size}, but received input with shape {shape}")
+        if self.shape is not None:
+            for expected, got in zip(self.shape, shape):
+                if expected is not None and got is not None and expected != got:
+                    raise ValueError(f"{where}expected shape={self.shape}, found "
+                                     f"shape={shape}")
 
 
 def _enclosing_training():
@@ -107,6 +150,7 @@ class Layer(Module):
         self._output_shape = None       # from the last symbolic call, for summary()
         self._inbound_nodes: list = []
         self.supports_masking = False
+        self.input_spec = None
 
     # --- names, dtype, flags --------------------------------------------------------------
     @property
@@ -313,7 +357,9 @@ class Layer(Module):
         if any(isinstance(x, KerasTensor) for x in nest.flatten(inputs)):
             return symbolic_call(self, inputs, args, kwargs)
         inputs = nest.map_structure(self._convert_input, inputs)
+        self._check_input_spec(inputs)
         self._maybe_build(inputs)
+        self._check_input_spec(inputs)
         training = kwargs.pop("training", None)
         if training is None:
             training = _enclosing_training()
@@ -340,6 +386,15 @@ class Layer(Module):
         self._output_shape = nest.map_structure(
             lambda y: tuple(y.shape) if hasattr(y, "shape") else None, outputs)
         return outputs
+
+    def _check_input_spec(self, inputs: Any) -> None:
+        specs = self.input_spec
+        if specs is None:
+            return
+        specs = nest.flatten(specs)
+        for index, (spec, x) in enumerate(zip(specs, nest.flatten(inputs))):
+            if spec is not None and hasattr(x, "shape"):
+                spec.check(self.name, index, x)
 
     def _call_parameters(self) -> dict[str, Any]:
         """call's parameters after `self`: name -> default (None where it has none)."""

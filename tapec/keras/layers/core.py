@@ -15,7 +15,7 @@ from ...ops.linalg import matmul
 from ...ops.shape import cast, reshape
 from .. import activations, initializers, regularizers
 from ..keras_tensor import KerasTensor, Node
-from .base import Layer
+from .base import InputSpec, Layer
 
 __all__ = ["Dense", "Flatten", "Reshape", "Lambda", "Activation", "Dropout", "Embedding",
            "InputLayer", "Input", "TensorOperation"]
@@ -66,6 +66,7 @@ class Dense(Layer):
         self.kernel_regularizer = regularizers.get(kernel_regularizer)
         self.bias_regularizer = regularizers.get(bias_regularizer)
         self.activity_regularizer = regularizers.get(activity_regularizer)
+        self.input_spec = InputSpec(min_ndim=2)
 
     def build(self, input_shape):
         if len(input_shape) < 2 or input_shape[-1] is None:
@@ -79,6 +80,7 @@ class Dense(Layer):
                                     name="bias", regularizer=self.bias_regularizer,
                                     constraint=self.bias_constraint) \
             if self.use_bias else None
+        self.input_spec = InputSpec(min_ndim=2, axes={-1: input_shape[-1]})
         self.built = True
 
     def call(self, inputs):
