@@ -318,6 +318,12 @@ def test_bad_arguments_are_named(call, error, words):
         call()
 
 
+def test_a_numpy_kernel_takes_the_input_tensors_dtype():
+    x = tf.ones((1, 3, 3, 1))                                        # float32
+    y = tf.nn.conv2d(x, np.ones((2, 2, 1, 1)), 1, "VALID")           # a float64 array
+    assert y.dtype == tf.float32 and y.numpy().ravel().tolist() == [4.0] * 4
+
+
 def test_max_pool_keeps_integer_dtypes():
     x = np.arange(16, dtype=np.int32).reshape(1, 4, 4, 1)
     y = tf.nn.max_pool2d(x, 3, 2, "SAME")

@@ -11,12 +11,13 @@ padded input, so the windows are a handful of slices laid side by side:
     max pool:  y[n, p, c] = max_k slice_k(x_pad)[n, p, c]   (padding is -inf)
     avg pool:  y[n, p, c] = sum_k slice_k(x_pad)[n, p, c] / (number of real inputs)
 
-Padding is a scatter into zeros (then a `where` for max pooling's -inf). No primitive
-is declared: the derivatives (a slice's is a scatter, concat's a split, matmul's two
-matmuls), vectorized jacobians and Hessians come from the parts. Max
-pooling routes the gradient to the first maximum of each window (in row-major window
-order), as TensorFlow's MaxPoolGrad does, by selecting the window entry at `argmax`
-instead of differentiating `reduce_max` (which shares ties).
+Padding is a scatter into zeros (then a `where` for max pooling's -inf); pooling
+windows that tile the input are a reshape and a transpose instead. No primitive is
+declared: the derivatives (a slice's is a scatter, concat's a split, matmul's two
+matmuls), vectorized jacobians and Hessians come from the parts. Max pooling routes
+the gradient to the first maximum of each window (in row-major window order), as
+TensorFlow's MaxPoolGrad does, by selecting the window entry at `argmax` instead of
+differentiating `reduce_max` (which shares ties).
 """
 from __future__ import annotations
 
@@ -27,8 +28,8 @@ import numpy as np
 
 from . import elementwise as ew
 from .linalg import matmul
-from .reduce import argmax, reduce_sum
 from .indexing import SCATTER, normalize_index
+from .reduce import argmax, reduce_sum
 from .registry import apply, to_tensors
 from .shape import concat, expand_dims, reshape, stack, transpose
 
@@ -184,9 +185,9 @@ def convolve(op_name, input, filters, strides, padding, data_format, dilations, 
              causal=False):
     """The convolution behind every public form (`causal` admits Keras' 'causal'
     padding, which TensorFlow's ops do not take)."""
-    x = _input(op_name, input, spatial)
-    x = _to_channels_last(op_name, x, spatial, data_format)
-    (w,) = to_tensors(op_name, [filters])
+    # Converted together: a NumPy kernel takes the input tensor's dtype, as in TensorFlow.
+    x, w = to_tensors(op_name, [input, filters])
+    x = _to_channels_last(op_name, _input(op_name, x, spatial), spatial, data_format)
     if w._dtype != x._dtype:
         raise TypeError(f"{op_name}: input and filters must have one dtype, got "
                         f"{x._dtype.name} and {w._dtype.name}")
@@ -237,13 +238,12 @@ def conv3d(input, filters, strides, padding, data_format="NDHWC", dilations=None
 def convolution(input, filters, strides=None, padding="VALID", data_format=None,  # noqa: A002
                 dilations=None, name=None):
     """N-D convolution (N = 1, 2 or 3 from the filters' rank): `tf.nn.convolution`."""
-    (w,) = to_tensors("convolution", [filters])
-    spatial = len(w._shape) - 2
+    shape = tuple(filters.shape) if hasattr(filters, "shape") else np.shape(filters)
+    spatial = len(shape) - 2
     if spatial not in (1, 2, 3):
-        raise ValueError(f"convolution: filters must have rank 3, 4 or 5, got shape "
-                         f"{w._shape}")
-    return convolve("convolution", input, w, 1 if strides is None else strides, padding,
-                     data_format, dilations, spatial)
+        raise ValueError(f"convolution: filters must have rank 3, 4 or 5, got shape {shape}")
+    return convolve("convolution", input, filters, 1 if strides is None else strides,
+                    padding, data_format, dilations, spatial)
 
 
 # --- pooling --------------------------------------------------------------------------------
@@ -256,8 +256,25 @@ def _windows(op_name, x, ksize, strides, padding, data_format, spatial, fill):
     padding = _paddings(op_name, padding, spatial, data_format)
     ones = (1,) * spatial
     outs, pads = _geometry(op_name, x, window, strides, ones, padding)
+    if strides == window and not any(b or a for b, a in pads):
+        return _tiles(x, window, outs), window, strides, outs, pads
     slices = _window_slices(_padded(x, pads, fill), window, strides, ones, outs)
     return stack(slices, axis=-2), window, strides, outs, pads
+
+
+def _tiles(x, window, outs):
+    """Windows that tile the input (stride = window, no padding) by a reshape: (N, o1, k1,
+    o2, k2, ..., C) with the window axes moved together, row-major as `_window_slices`
+    orders them. Its gradient is the transpose back, not a scatter per offset."""
+    spatial = len(window)
+    covered = tuple(o * k for o, k in zip(outs, window))
+    if covered != x._shape[1:-1]:              # VALID drops a remainder
+        x = x[(slice(None),) + tuple(slice(0, c) for c in covered) + (slice(None),)]
+    split = (-1,) + tuple(d for o, k in zip(outs, window) for d in (o, k)) + (x._shape[-1],)
+    perm = [0] + [1 + 2 * i for i in range(spatial)] + [2 + 2 * i for i in range(spatial)] + \
+        [2 * spatial + 1]
+    tiles = transpose(reshape(x, split), perm)
+    return reshape(tiles, (-1, *outs, math.prod(window), x._shape[-1]))
 
 
 def _lowest(dtype):

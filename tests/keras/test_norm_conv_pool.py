@@ -3,6 +3,8 @@ written in NumPy, gradients against central differences in float64, moving stati
 eagerly and inside tapec.function, and the derivative forms (jacobian, batch_jacobian,
 Hessian). The comparisons with tf.keras itself are in
 test_norm_conv_pool_against_tensorflow.py."""
+import json
+
 import numpy as np
 import pytest
 
@@ -179,6 +181,20 @@ def test_hessian_through_batch_normalization_in_training_is_tensorflows():
     true = _second_differences(lambda a: loss(a, a.mean(0)), x)
     np.testing.assert_allclose(hessian, tensorflows, rtol=1e-5, atol=1e-5)
     assert np.abs(hessian - true).max() > 1e-2          # the stop_gradient is there
+
+
+def test_float16_inputs_are_normalized_in_float32():
+    # Squares of values near 1000 overflow float16 (max 65504): the statistics are taken
+    # in float32 and the output cast back, as Keras.
+    x = (RNG.normal(size=(32, 2)) * 300 + 1000).astype(np.float16)
+    exact = (x - x.astype(np.float64).mean(0)) / np.sqrt(x.astype(np.float64).var(0) + 1e-3)
+    bn = layers.BatchNormalization(dtype="float16")
+    y = bn(x, training=True)
+    assert y.dtype == tf.float16 and bn.moving_variance.dtype == tf.float16
+    np.testing.assert_allclose(y.numpy(), exact, atol=5e-3)
+    assert np.isfinite(bn.moving_variance.numpy()).all()
+    ln = layers.LayerNormalization(dtype="float16")
+    np.testing.assert_allclose(ln(x.T).numpy(), exact.T, atol=5e-3)
 
 
 # --- LayerNormalization --------------------------------------------------------------------
@@ -380,6 +396,35 @@ def test_symbolic_inputs_give_output_shapes():
     assert tuple(h.shape) == (None, 5, 4) and tuple(outputs.shape) == (None, 4)
     model = keras.Model(inputs, outputs)
     assert model(np.ones((2, 10, 3), np.float32)).shape == (2, 4)
+
+
+def test_automatic_names_are_keras():
+    keras.utils.clear_session()
+    names = [layer.name for layer in (layers.Conv2D(1, 1), layers.Conv2D(1, 1),
+                                      layers.MaxPooling2D(), layers.GlobalAveragePooling1D(),
+                                      layers.BatchNormalization(), layers.Conv1D(1, 1))]
+    assert names == ["conv2d", "conv2d_1", "max_pooling2d", "global_average_pooling1d",
+                     "batch_normalization", "conv1d"]
+
+
+def test_configs_rebuild_the_layers_and_a_saved_model_loads(tmp_path):
+    model = keras.Sequential([
+        keras.Input(shape=(6, 6, 2)),
+        layers.Conv2D(3, 3, padding="same", activation="relu",
+                      kernel_regularizer=keras.regularizers.L2(0.01)),
+        layers.BatchNormalization(momentum=0.9), layers.MaxPooling2D(),
+        layers.AveragePooling2D(1), layers.LayerNormalization(axis=[1, 2]),
+        layers.GlobalMaxPooling2D(keepdims=True), layers.GlobalAveragePooling2D(),
+        layers.Dense(1)])
+    x = RNG.normal(size=(4, 6, 6, 2)).astype(np.float32)
+    model(x, training=True)                                  # moves the statistics
+    for layer in model.layers:
+        config = json.loads(json.dumps(layer.get_config()))
+        rebuilt = type(layer).from_config(config)
+        assert json.loads(json.dumps(rebuilt.get_config())) == config
+    model.save(tmp_path / "m.keras")
+    loaded = keras.models.load_model(tmp_path / "m.keras")
+    np.testing.assert_array_equal(loaded(x).numpy(), model(x).numpy())
 
 
 # --- errors ----------------------------------------------------------------------------------

@@ -105,6 +105,17 @@ def test_batch_normalization_statistics_follow_keras_over_steps_in_a_function():
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("name", ["BatchNormalization", "LayerNormalization"])
+def test_float16_normalization_matches_tf_keras(name):
+    x = (RNG.normal(size=(16, 3)) * 300 + 1000).astype(np.float16)
+    ours, theirs = _pair(name, dtype="float16")
+    y, expected = ours(x, training=True), theirs(x, training=True)
+    assert y.dtype == tf.float16
+    np.testing.assert_allclose(y.numpy().astype(np.float32), expected.numpy(), atol=2e-3)
+    for a, b in zip(ours.get_weights(), theirs.get_weights()):
+        np.testing.assert_allclose(a.astype(np.float32), b, rtol=1e-3)
+
+
 # --- the "Advanced automatic differentiation" guide -----------------------------------------
 
 def test_jacobian_of_a_conv_layer_output_with_respect_to_its_kernel():

@@ -32,7 +32,7 @@ from ..keras_tensor import KerasTensor, outside_traces, symbolic_call
 
 __all__ = ["Layer", "InputSpec"]
 
-_CAMEL_TO_SNAKE = re.compile(r"((?<=[a-z0-9])[A-Z]|(?!^)[A-Z](?=[a-z]))")
+_CAMEL_TO_SNAKE = re.compile(r"((?<=[a-z])[A-Z]|(?!^)[A-Z](?=[a-z]))")
 _names_lock = threading.Lock()
 _name_counts: dict[str, int] = {}
 _call_state = threading.local()        # the `training` flag of the enclosing layer calls

@@ -61,6 +61,11 @@ def normalize(x, mean, variance, offset, scale, epsilon):
     return ew.add(ew.multiply(x, inv), shift)
 
 
+def _upcast(x):
+    """float16 inputs are normalized in float32 (their statistics overflow), as Keras."""
+    return cast(x, "float32") if x.dtype == "float16" else x
+
+
 def _axis(layer, axis, rank):
     if not -rank <= axis < rank:
         raise ValueError(f"{layer}: axis {axis} is out of bounds for an input of rank "
@@ -151,24 +156,22 @@ class BatchNormalization(Layer):
         reduced = [a for a in range(rank) if a != axis]
         # The statistics broadcast against the input: (1, ..., features, ..., 1).
         kept = tuple(-1 if a == axis else 1 for a in range(rank))
+        given_dtype, inputs = inputs.dtype, _upcast(inputs)
 
         def feature(v):
             return None if v is None else reshape(cast(v, inputs.dtype), kept)
 
         if training and self.trainable:
             mean, variance = self._moments(inputs, reduced, mask)
-            flat_mean, flat_variance = reshape(mean, (-1,)), reshape(variance, (-1,))
             m = self.momentum
-            self.moving_mean.assign(ew.add(
-                ew.multiply(cast(self.moving_mean, inputs.dtype), m),
-                ew.multiply(flat_mean, 1.0 - m)))
-            self.moving_variance.assign(ew.add(
-                ew.multiply(cast(self.moving_variance, inputs.dtype), m),
-                ew.multiply(flat_variance, 1.0 - m)))
+            for moving, batch in ((self.moving_mean, mean), (self.moving_variance, variance)):
+                moved = ew.add(ew.multiply(cast(moving, inputs.dtype), m),
+                               ew.multiply(reshape(batch, (-1,)), 1.0 - m))
+                moving.assign(cast(moved, moving.dtype))
         else:
             mean, variance = feature(self.moving_mean), feature(self.moving_variance)
-        return normalize(inputs, mean, variance, feature(self.beta), feature(self.gamma),
-                         self.epsilon)
+        return cast(normalize(inputs, mean, variance, feature(self.beta), feature(self.gamma),
+                              self.epsilon), given_dtype)
 
     def _moments(self, x, reduced, mask):
         if mask is None:
@@ -261,6 +264,7 @@ class LayerNormalization(Layer):
     def call(self, inputs):
         rank = len(inputs.shape)
         axes = self._axes(rank)
+        given_dtype, inputs = inputs.dtype, _upcast(inputs)
         kept = tuple(inputs.shape[a] if a in axes else 1 for a in range(rank))
 
         def weight(v):
@@ -272,10 +276,12 @@ class LayerNormalization(Layer):
                 inputs, reduce_mean(inputs, axis=axes, keepdims=True))), axis=axes,
                 keepdims=True)
             y = ew.multiply(inputs, rsqrt(ew.add(variance, self.epsilon)))
-            return y if self.gamma is None else ew.multiply(y, weight(self.gamma))
-        mean, variance = moments(inputs, axes)
-        return normalize(inputs, mean, variance, weight(self.beta), weight(self.gamma),
-                         self.epsilon)
+            y = y if self.gamma is None else ew.multiply(y, weight(self.gamma))
+        else:
+            mean, variance = moments(inputs, axes)
+            y = normalize(inputs, mean, variance, weight(self.beta), weight(self.gamma),
+                          self.epsilon)
+        return cast(y, given_dtype)
 
     def get_config(self):
         return {**super().get_config(), "axis": self.axis, "epsilon": self.epsilon,
