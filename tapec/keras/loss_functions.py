@@ -15,7 +15,7 @@ from ..ops import elementwise as ew
 from ..ops.math_extra import size
 from ..ops.nn import (sigmoid_cross_entropy_with_logits, softmax_cross_entropy_with_logits,
                       sparse_softmax_cross_entropy_with_logits)
-from ..ops.reduce import reduce_mean, reduce_sum
+from ..ops.reduce import reduce_max, reduce_mean, reduce_sum
 from ..ops.shape import cast, expand_dims, squeeze
 from ..tensor import convert_to_tensor, is_tensor
 
@@ -85,6 +85,96 @@ def compatible_shapes(shape1, shape2):
     """Equal ranks, and equal dimensions wherever both are known."""
     return len(shape1) == len(shape2) and all(
         a is None or b is None or a == b for a, b in zip(shape1, shape2))
+
+
+def mean_absolute_percentage_error(y_true, y_pred):
+    """100 * mean(|y_true - y_pred| / max(|y_true|, 1e-7), axis=-1)."""
+    y_true, y_pred = _regression_pair(y_true, y_pred)
+    scale = ew.maximum(ew.abs(y_true), as_tensor(EPSILON, y_pred.dtype))
+    return ew.multiply(100.0, reduce_mean(ew.abs(ew.divide(ew.subtract(y_true, y_pred), scale)),
+                                          axis=-1))
+
+
+def mean_squared_logarithmic_error(y_true, y_pred):
+    """mean(square(log(max(y_pred, 1e-7) + 1) - log(max(y_true, 1e-7) + 1)), axis=-1)."""
+    y_true, y_pred = _regression_pair(y_true, y_pred)
+    floor = as_tensor(EPSILON, y_pred.dtype)
+    first = ew.log(ew.add(ew.maximum(y_pred, floor), 1.0))
+    second = ew.log(ew.add(ew.maximum(y_true, floor), 1.0))
+    return reduce_mean(ew.square(ew.subtract(first, second)), axis=-1)
+
+
+def log_cosh(y_true, y_pred):
+    """mean(log(cosh(y_pred - y_true)), axis=-1), computed as x + softplus(-2x) - log 2
+    (no overflow for large errors)."""
+    y_true, y_pred = _regression_pair(y_true, y_pred)
+    x = ew.subtract(y_pred, y_true)
+    return reduce_mean(ew.subtract(ew.add(x, ew.softplus(ew.multiply(-2.0, x))),
+                                   float(np.log(2.0))), axis=-1)
+
+
+def _l2_normalize(x, axis):
+    # Keras 3: x * min(1/sqrt(sum(x^2)), 1/epsilon), so a zero vector stays zero.
+    inverse_norm = ew.divide(1.0, ew.sqrt(reduce_sum(ew.square(x), axis=axis, keepdims=True)))
+    return ew.multiply(x, ew.minimum(inverse_norm, as_tensor(1.0 / EPSILON, x.dtype)))
+
+
+def cosine_similarity(y_true, y_pred, axis=-1):
+    """-sum(l2_normalize(y_true) * l2_normalize(y_pred), axis): -1 for parallel vectors,
+    0 for orthogonal ones."""
+    y_true, y_pred = _regression_pair(y_true, y_pred)
+    return ew.negative(reduce_sum(ew.multiply(_l2_normalize(y_true, axis),
+                                              _l2_normalize(y_pred, axis)), axis=axis))
+
+
+def kl_divergence(y_true, y_pred):
+    """sum(t * log(t / p), axis=-1) with t and p clipped to [1e-7, 1]."""
+    y_pred = as_tensor(y_pred)
+    t = ew.clip_by_value(as_tensor(y_true, y_pred.dtype), EPSILON, 1.0)
+    p = ew.clip_by_value(y_pred, EPSILON, 1.0)
+    return reduce_sum(ew.multiply(t, ew.log(ew.divide(t, p))), axis=-1)
+
+
+def poisson(y_true, y_pred):
+    """mean(y_pred - y_true * log(y_pred + 1e-7), axis=-1)."""
+    y_pred = as_tensor(y_pred)
+    y_true = as_tensor(y_true, y_pred.dtype)
+    return reduce_mean(ew.subtract(y_pred, ew.multiply(y_true, ew.log(ew.add(y_pred, EPSILON)))),
+                       axis=-1)
+
+
+def _hinge_labels(y_true):
+    """Labels that are all 0 or 1 become -1 / 1 (decided on the values, at run time,
+    without a Python branch); other labels are used as they are."""
+    binary = ew.logical_or(ew.equal(y_true, 0), ew.equal(y_true, 1))
+    all_binary = ew.equal(reduce_sum(cast(ew.logical_not(binary), y_true.dtype)), 0)
+    return ew.where(all_binary, ew.subtract(ew.multiply(2.0, y_true), 1.0), y_true)
+
+
+def _hinge_margins(y_true, y_pred):
+    y_pred = as_tensor(y_pred)
+    y_true = _hinge_labels(as_tensor(y_true, y_pred.dtype))
+    return ew.maximum(ew.subtract(1.0, ew.multiply(y_true, y_pred)), as_tensor(0, y_pred.dtype))
+
+
+def hinge(y_true, y_pred):
+    """mean(max(1 - y_true * y_pred, 0), axis=-1), labels -1 / 1 (0 / 1 are converted)."""
+    return reduce_mean(_hinge_margins(y_true, y_pred), axis=-1)
+
+
+def squared_hinge(y_true, y_pred):
+    """mean(square(max(1 - y_true * y_pred, 0)), axis=-1), labels as in `hinge`."""
+    return reduce_mean(ew.square(_hinge_margins(y_true, y_pred)), axis=-1)
+
+
+def categorical_hinge(y_true, y_pred):
+    """max(max((1 - y_true) * y_pred) - sum(y_true * y_pred) + 1, 0) over the last axis
+    (one-hot labels)."""
+    y_pred = as_tensor(y_pred)
+    y_true = as_tensor(y_true, y_pred.dtype)
+    positive = reduce_sum(ew.multiply(y_true, y_pred), axis=-1)
+    negative = reduce_max(ew.multiply(ew.subtract(1.0, y_true), y_pred), axis=-1)
+    return ew.maximum(ew.add(ew.subtract(negative, positive), 1.0), as_tensor(0, y_pred.dtype))
 
 
 def _same_shape(name, target, output):
@@ -196,4 +286,7 @@ def batch_size_divisor(values):
 # The short names Keras 3 and tf.keras accept for the same functions.
 mse = MSE = mean_squared_error
 mae = MAE = mean_absolute_error
+mape = MAPE = mean_absolute_percentage_error
+msle = MSLE = mean_squared_logarithmic_error
+kld = KLD = kl_divergence
 bce = BCE = binary_crossentropy

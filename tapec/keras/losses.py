@@ -18,10 +18,13 @@ from ..dtypes import as_dtype
 from ..ops import elementwise as ew
 from ..ops.reduce import reduce_sum
 from ..ops.shape import cast
-from .loss_functions import (BCE, MAE, MSE, as_tensor, batch_size_divisor, bce,
-                             binary_crossentropy, categorical_crossentropy, huber, mae,
-                             masked_sparse_categorical_crossentropy, mean_absolute_error,
-                             mean_squared_error, mse, sparse_categorical_crossentropy,
+from .loss_functions import (BCE, KLD, MAE, MAPE, MSE, MSLE, as_tensor, batch_size_divisor,
+                             bce, binary_crossentropy, categorical_crossentropy,
+                             categorical_hinge, cosine_similarity, hinge, huber, kl_divergence,
+                             kld, log_cosh, mae, mape, masked_sparse_categorical_crossentropy,
+                             mean_absolute_error, mean_absolute_percentage_error,
+                             mean_squared_error, mean_squared_logarithmic_error, mse, msle,
+                             poisson, sparse_categorical_crossentropy, squared_hinge,
                              squeeze_or_expand_to_same_rank)
 
 REDUCTIONS = ("sum_over_batch_size", "sum", "mean", "mean_with_sample_weight", "none", None)
@@ -185,6 +188,106 @@ class Huber(LossFunctionWrapper):
         return {**Loss.get_config(self), "delta": self.delta}
 
 
+class MeanAbsolutePercentageError(LossFunctionWrapper):
+    """100 * mean(|y_true - y_pred| / max(|y_true|, 1e-7), axis=-1) per sample."""
+
+    def __init__(self, reduction="sum_over_batch_size", name="mean_absolute_percentage_error",
+                 dtype=None):
+        super().__init__(mean_absolute_percentage_error, reduction=reduction, name=name,
+                         dtype=dtype)
+
+    def get_config(self):
+        return Loss.get_config(self)
+
+
+class MeanSquaredLogarithmicError(LossFunctionWrapper):
+    """mean(square(log(1 + y_pred) - log(1 + y_true)), axis=-1) per sample (both floored
+    at 1e-7)."""
+
+    def __init__(self, reduction="sum_over_batch_size", name="mean_squared_logarithmic_error",
+                 dtype=None):
+        super().__init__(mean_squared_logarithmic_error, reduction=reduction, name=name,
+                         dtype=dtype)
+
+    def get_config(self):
+        return Loss.get_config(self)
+
+
+class LogCosh(LossFunctionWrapper):
+    """mean(log(cosh(y_pred - y_true)), axis=-1) per sample."""
+
+    def __init__(self, reduction="sum_over_batch_size", name="log_cosh", dtype=None):
+        super().__init__(log_cosh, reduction=reduction, name=name, dtype=dtype)
+
+    def get_config(self):
+        return Loss.get_config(self)
+
+
+class KLDivergence(LossFunctionWrapper):
+    """sum(y_true * log(y_true / y_pred), axis=-1) per sample (both clipped to [1e-7, 1])."""
+
+    def __init__(self, reduction="sum_over_batch_size", name="kl_divergence", dtype=None):
+        super().__init__(kl_divergence, reduction=reduction, name=name, dtype=dtype)
+
+    def get_config(self):
+        return Loss.get_config(self)
+
+
+class Poisson(LossFunctionWrapper):
+    """mean(y_pred - y_true * log(y_pred + 1e-7), axis=-1) per sample."""
+
+    def __init__(self, reduction="sum_over_batch_size", name="poisson", dtype=None):
+        super().__init__(poisson, reduction=reduction, name=name, dtype=dtype)
+
+    def get_config(self):
+        return Loss.get_config(self)
+
+
+class Hinge(LossFunctionWrapper):
+    """mean(max(1 - y_true * y_pred, 0), axis=-1) per sample; 0/1 labels become -1/1."""
+
+    def __init__(self, reduction="sum_over_batch_size", name="hinge", dtype=None):
+        super().__init__(hinge, reduction=reduction, name=name, dtype=dtype)
+
+    def get_config(self):
+        return Loss.get_config(self)
+
+
+class SquaredHinge(LossFunctionWrapper):
+    """mean(square(max(1 - y_true * y_pred, 0)), axis=-1) per sample; 0/1 labels become -1/1."""
+
+    def __init__(self, reduction="sum_over_batch_size", name="squared_hinge", dtype=None):
+        super().__init__(squared_hinge, reduction=reduction, name=name, dtype=dtype)
+
+    def get_config(self):
+        return Loss.get_config(self)
+
+
+class CategoricalHinge(LossFunctionWrapper):
+    """max(max((1 - y_true) * y_pred) - sum(y_true * y_pred) + 1, 0) per sample."""
+
+    def __init__(self, reduction="sum_over_batch_size", name="categorical_hinge", dtype=None):
+        super().__init__(categorical_hinge, reduction=reduction, name=name, dtype=dtype)
+
+    def get_config(self):
+        return Loss.get_config(self)
+
+
+class CosineSimilarity(LossFunctionWrapper):
+    """-sum(l2_normalize(y_true) * l2_normalize(y_pred), axis) per sample: -1 when the
+    vectors point the same way."""
+
+    def __init__(self, axis=-1, reduction="sum_over_batch_size", name="cosine_similarity",
+                 dtype=None):
+        super().__init__(cosine_similarity, reduction=reduction, name=name, dtype=dtype,
+                         axis=axis)
+        self.axis = axis
+
+    def get_config(self):
+        # Keras 3.15 leaves axis out of the config; it is kept so from_config round-trips.
+        return {**Loss.get_config(self), "axis": self.axis}
+
+
 class BinaryCrossentropy(LossFunctionWrapper):
     """Binary crossentropy (`binary_crossentropy`) of labels in [0, 1] and probabilities
     or, with `from_logits=True`, logits."""
@@ -238,13 +341,20 @@ class SparseCategoricalCrossentropy(LossFunctionWrapper):
 
 
 _CLASSES = (Loss, LossFunctionWrapper, MeanSquaredError, MeanAbsoluteError, Huber,
+            MeanAbsolutePercentageError, MeanSquaredLogarithmicError, LogCosh, KLDivergence,
+            Poisson, Hinge, SquaredHinge, CategoricalHinge, CosineSimilarity,
             BinaryCrossentropy, CategoricalCrossentropy, SparseCategoricalCrossentropy)
-_FUNCTIONS = (mean_squared_error, mean_absolute_error, huber, binary_crossentropy,
+_FUNCTIONS = (mean_squared_error, mean_absolute_error, huber, mean_absolute_percentage_error,
+              mean_squared_logarithmic_error, log_cosh, kl_divergence, poisson, hinge,
+              squared_hinge, categorical_hinge, cosine_similarity, binary_crossentropy,
               categorical_crossentropy, sparse_categorical_crossentropy)
 # Keras 3's lookup table: class names, function names and the upper/lower-case aliases.
 _BY_NAME = {obj.__name__: obj for obj in _CLASSES + _FUNCTIONS}
 _BY_NAME.update({"mse": mean_squared_error, "MSE": mean_squared_error,
                  "mae": mean_absolute_error, "MAE": mean_absolute_error,
+                 "mape": mean_absolute_percentage_error, "MAPE": mean_absolute_percentage_error,
+                 "msle": mean_squared_logarithmic_error, "MSLE": mean_squared_logarithmic_error,
+                 "kld": kl_divergence, "KLD": kl_divergence,
                  "bce": binary_crossentropy, "BCE": binary_crossentropy})
 
 
@@ -328,8 +438,13 @@ def resolve(identifier, y_true_shape=None, y_pred_shape=None):
 
 
 __all__ = ["Loss", "LossFunctionWrapper", "MeanSquaredError", "MeanAbsoluteError", "Huber",
-           "BinaryCrossentropy", "CategoricalCrossentropy", "SparseCategoricalCrossentropy",
-           "mean_squared_error", "mean_absolute_error", "huber", "binary_crossentropy",
-           "categorical_crossentropy", "sparse_categorical_crossentropy",
-           "mse", "MSE", "mae", "MAE", "bce", "BCE", "get", "resolve", "serialize",
+           "MeanAbsolutePercentageError", "MeanSquaredLogarithmicError", "LogCosh",
+           "KLDivergence", "Poisson", "Hinge", "SquaredHinge", "CategoricalHinge",
+           "CosineSimilarity", "BinaryCrossentropy", "CategoricalCrossentropy",
+           "SparseCategoricalCrossentropy", "mean_squared_error", "mean_absolute_error", "huber",
+           "mean_absolute_percentage_error", "mean_squared_logarithmic_error", "log_cosh",
+           "kl_divergence", "poisson", "hinge", "squared_hinge", "categorical_hinge",
+           "cosine_similarity", "binary_crossentropy", "categorical_crossentropy",
+           "sparse_categorical_crossentropy", "mse", "MSE", "mae", "MAE", "mape", "MAPE", "msle",
+           "MSLE", "kld", "KLD", "bce", "BCE", "get", "resolve", "serialize",
            "deserialize", "classify_targets", "reduce_weighted_values"]

@@ -14,14 +14,17 @@ with each batch's loss and `sample_weight=batch_size`, as Keras 3's trainer does
 import numpy as np
 
 from ..ops import elementwise as ew
-from ..ops.reduce import argmax, reduce_mean, reduce_sum
 from ..ops.math_extra import size
+from ..ops.reduce import argmax, reduce_mean, reduce_sum
 from ..ops.shape import cast, identity, shape as shape_of, squeeze
 from ..tensor import Variable
 from . import losses as losses_module
 from .loss_functions import (as_tensor, binary_crossentropy, categorical_crossentropy,
-                             masked_sparse_categorical_crossentropy, mean_absolute_error,
-                             mean_squared_error, sparse_categorical_crossentropy,
+                             categorical_hinge, cosine_similarity, hinge, kl_divergence,
+                             log_cosh, masked_sparse_categorical_crossentropy,
+                             mean_absolute_error, mean_absolute_percentage_error,
+                             mean_squared_error, mean_squared_logarithmic_error, poisson,
+                             sparse_categorical_crossentropy, squared_hinge,
                              squeeze_or_expand_to_same_rank)
 from .losses import divide_no_nan, dtype_name
 
@@ -260,6 +263,74 @@ class MeanAbsoluteError(MeanMetricWrapper):
         super().__init__(mean_absolute_error, name=name, dtype=dtype)
 
 
+class MeanAbsolutePercentageError(MeanMetricWrapper):
+    """The mean of `mean_absolute_percentage_error` over all samples seen."""
+
+    def __init__(self, name="mean_absolute_percentage_error", dtype=None):
+        super().__init__(mean_absolute_percentage_error, name=name, dtype=dtype)
+
+
+class MeanSquaredLogarithmicError(MeanMetricWrapper):
+    """The mean of `mean_squared_logarithmic_error` over all samples seen."""
+
+    def __init__(self, name="mean_squared_logarithmic_error", dtype=None):
+        super().__init__(mean_squared_logarithmic_error, name=name, dtype=dtype)
+
+
+class LogCoshError(MeanMetricWrapper):
+    """The mean of `log_cosh` over all samples seen."""
+
+    def __init__(self, name="logcosh", dtype=None):
+        super().__init__(log_cosh, name=name, dtype=dtype)
+
+
+class KLDivergence(MeanMetricWrapper):
+    """The mean of `kl_divergence` over all samples seen."""
+
+    def __init__(self, name="kl_divergence", dtype=None):
+        super().__init__(kl_divergence, name=name, dtype=dtype)
+
+
+class Poisson(MeanMetricWrapper):
+    """The mean of `poisson` over all samples seen."""
+
+    def __init__(self, name="poisson", dtype=None):
+        super().__init__(poisson, name=name, dtype=dtype)
+
+
+class Hinge(MeanMetricWrapper):
+    """The mean of `hinge` over all samples seen."""
+
+    def __init__(self, name="hinge", dtype=None):
+        super().__init__(hinge, name=name, dtype=dtype)
+
+
+class SquaredHinge(MeanMetricWrapper):
+    """The mean of `squared_hinge` over all samples seen."""
+
+    def __init__(self, name="squared_hinge", dtype=None):
+        super().__init__(squared_hinge, name=name, dtype=dtype)
+
+
+class CategoricalHinge(MeanMetricWrapper):
+    """The mean of `categorical_hinge` over all samples seen."""
+
+    def __init__(self, name="categorical_hinge", dtype=None):
+        super().__init__(categorical_hinge, name=name, dtype=dtype)
+
+
+class CosineSimilarity(MeanMetricWrapper):
+    """The mean cosine similarity sum(l2_normalize(y_true) * l2_normalize(y_pred), axis):
+    1 when the vectors point the same way (the loss of that name is its negative)."""
+
+    def __init__(self, name="cosine_similarity", dtype=None, axis=-1):
+        super().__init__(_cosine_similarity, name=name, dtype=dtype, axis=axis)
+
+
+def _cosine_similarity(y_true, y_pred, axis=-1):
+    return ew.negative(cosine_similarity(y_true, y_pred, axis=axis))
+
+
 class RootMeanSquaredError(Mean):
     """sqrt of the (weighted) mean of square(y_pred - y_true) over every element seen."""
 
@@ -318,13 +389,17 @@ class SparseCategoricalCrossentropy(MeanMetricWrapper):
 
 _CLASSES = (Metric, Mean, Sum, MeanMetricWrapper, Accuracy, BinaryAccuracy,
             CategoricalAccuracy, SparseCategoricalAccuracy, MeanSquaredError,
-            MeanAbsoluteError, RootMeanSquaredError, BinaryCrossentropy,
+            MeanAbsoluteError, RootMeanSquaredError, MeanAbsolutePercentageError,
+            MeanSquaredLogarithmicError, LogCoshError, KLDivergence, Poisson, Hinge,
+            SquaredHinge, CategoricalHinge, CosineSimilarity, BinaryCrossentropy,
             CategoricalCrossentropy, SparseCategoricalCrossentropy)
 # Keras 3's lookup table: class names, their snake_case forms, and the short aliases.
 _BY_NAME = {cls.__name__: cls for cls in _CLASSES}
 _BY_NAME.update({losses_module.snake_case(cls.__name__): cls for cls in _CLASSES})
 _BY_NAME.update({"mse": MeanSquaredError, "MSE": MeanSquaredError, "mae": MeanAbsoluteError,
-                 "MAE": MeanAbsoluteError, "bce": BinaryCrossentropy,
+                 "MAE": MeanAbsoluteError, "mape": MeanAbsolutePercentageError,
+                 "MAPE": MeanAbsolutePercentageError, "msle": MeanSquaredLogarithmicError,
+                 "MSLE": MeanSquaredLogarithmicError, "bce": BinaryCrossentropy,
                  "BCE": BinaryCrossentropy})
 
 
@@ -399,7 +474,9 @@ def resolve(identifier, loss=None, y_true_shape=None, y_pred_shape=None):
 
 __all__ = ["Metric", "Mean", "Sum", "MeanMetricWrapper", "Accuracy", "BinaryAccuracy",
            "CategoricalAccuracy", "SparseCategoricalAccuracy", "MeanSquaredError",
-           "MeanAbsoluteError", "RootMeanSquaredError", "BinaryCrossentropy",
+           "MeanAbsoluteError", "RootMeanSquaredError", "MeanAbsolutePercentageError",
+           "MeanSquaredLogarithmicError", "LogCoshError", "KLDivergence", "Poisson", "Hinge",
+           "SquaredHinge", "CategoricalHinge", "CosineSimilarity", "BinaryCrossentropy",
            "CategoricalCrossentropy", "SparseCategoricalCrossentropy", "accuracy",
            "binary_accuracy", "categorical_accuracy", "sparse_categorical_accuracy",
            "mean_squared_error", "mean_absolute_error", "binary_crossentropy",

@@ -97,6 +97,44 @@ CASES = {
                       LOGITS, lambda t, p: _np_sparse(t, p, True)),
 }
 
+POSITIVE_TRUE = RNG.uniform(0.0, 3.0, size=(N, C))
+POSITIVE_PRED = RNG.uniform(0.1, 3.0, size=(N, C))
+COUNTS = RNG.integers(0, 4, size=(N, C)).astype(float)
+
+
+def _np_normalize(x):
+    return x / np.sqrt(np.sum(x ** 2, axis=-1, keepdims=True))
+
+
+def _np_hinge_margins(t, p):
+    t = 2 * t - 1 if np.all((t == 0) | (t == 1)) else t
+    return np.maximum(1 - t * p, 0)
+
+
+CASES.update({
+    "mape": (losses.MeanAbsolutePercentageError, {}, REG_TRUE, REG_PRED,
+             lambda t, p: 100 * np.mean(np.abs((t - p) / np.maximum(np.abs(t), 1e-7)), -1)),
+    "msle": (losses.MeanSquaredLogarithmicError, {}, POSITIVE_TRUE, POSITIVE_PRED,
+             lambda t, p: np.mean((np.log1p(p) - np.log1p(t)) ** 2, -1)),
+    "log_cosh": (losses.LogCosh, {}, REG_TRUE, REG_PRED,
+                 lambda t, p: np.mean(np.log(np.cosh(p - t)), -1)),
+    "kld": (losses.KLDivergence, {}, _probabilities((N, C), seed=5), _probabilities((N, C)),
+            lambda t, p: np.sum(t * np.log(t / p), -1)),
+    "poisson": (losses.Poisson, {}, COUNTS, POSITIVE_PRED,
+                lambda t, p: np.mean(p - t * np.log(p + 1e-7), -1)),
+    "hinge": (losses.Hinge, {}, BIN_TRUE, LOGITS,
+              lambda t, p: np.mean(_np_hinge_margins(t, p), -1)),
+    "hinge_signed": (losses.Hinge, {}, 2 * BIN_TRUE - 1, LOGITS,
+                     lambda t, p: np.mean(_np_hinge_margins(t, p), -1)),
+    "squared_hinge": (losses.SquaredHinge, {}, BIN_TRUE, LOGITS,
+                      lambda t, p: np.mean(_np_hinge_margins(t, p) ** 2, -1)),
+    "categorical_hinge": (losses.CategoricalHinge, {}, _one_hot(LABELS), LOGITS,
+                          lambda t, p: np.maximum(np.max((1 - t) * p, -1) - np.sum(t * p, -1)
+                                                  + 1, 0)),
+    "cosine": (losses.CosineSimilarity, {}, REG_TRUE, REG_PRED,
+               lambda t, p: -np.sum(_np_normalize(t) * _np_normalize(p), -1)),
+})
+
 SAMPLE_WEIGHTS = {"none": None, "per_sample": np.array([1.0, 0.5, 2.0, 0.0]),
                   "column": np.array([[1.0], [0.5], [2.0], [0.0]]), "scalar": 2.5}
 REDUCTIONS = ["sum_over_batch_size", "sum", "mean", "mean_with_sample_weight", "none", None]
@@ -192,7 +230,8 @@ def test_ranks_are_matched_as_keras_3_matches_them():
 
 
 GRADIENT_CASES = ["mse", "mae", "huber", "bce", "bce_logits", "bce_smoothing", "cce",
-                  "cce_logits_smoothing", "sparse", "sparse_logits"]
+                  "cce_logits_smoothing", "sparse", "sparse_logits", "mape", "msle", "log_cosh",
+                  "kld", "poisson", "hinge", "squared_hinge", "categorical_hinge", "cosine"]
 
 
 @pytest.mark.parametrize("case", GRADIENT_CASES)
@@ -275,6 +314,8 @@ def test_get_resolves_names_as_keras_3_does():
     assert losses.get("MAE") is losses.mean_absolute_error
     assert losses.get("sparse_categorical_crossentropy") is losses.sparse_categorical_crossentropy
     assert isinstance(losses.get("Huber"), losses.Huber)
+    assert losses.get("kld") is losses.KLD is losses.kl_divergence
+    assert losses.get("MAPE") is losses.mean_absolute_percentage_error
     instance = losses.BinaryCrossentropy(from_logits=True)
     assert losses.get(instance) is instance
     assert losses.get(None) is None
@@ -299,7 +340,8 @@ def test_resolve_builds_the_compile_loss():
 @pytest.mark.parametrize("cls", [losses.MeanSquaredError, losses.MeanAbsoluteError,
                                  losses.Huber, losses.BinaryCrossentropy,
                                  losses.CategoricalCrossentropy,
-                                 losses.SparseCategoricalCrossentropy])
+                                 losses.SparseCategoricalCrossentropy, losses.LogCosh,
+                                 losses.CosineSimilarity, losses.Hinge])
 def test_configs_round_trip(cls):
     loss = cls(reduction="sum", name="custom")
     again = cls.from_config(loss.get_config())
@@ -330,7 +372,11 @@ KERAS_CLASSES = {"mse": "MeanSquaredError", "mae": "MeanAbsoluteError", "huber":
                  "cce": "CategoricalCrossentropy",
                  "cce_logits_smoothing": "CategoricalCrossentropy",
                  "sparse": "SparseCategoricalCrossentropy",
-                 "sparse_logits": "SparseCategoricalCrossentropy"}
+                 "sparse_logits": "SparseCategoricalCrossentropy",
+                 "mape": "MeanAbsolutePercentageError", "msle": "MeanSquaredLogarithmicError",
+                 "log_cosh": "LogCosh", "kld": "KLDivergence", "poisson": "Poisson",
+                 "hinge": "Hinge", "hinge_signed": "Hinge", "squared_hinge": "SquaredHinge",
+                 "categorical_hinge": "CategoricalHinge", "cosine": "CosineSimilarity"}
 
 
 def _keras_value_and_gradient(keras, loss, y_true, y_pred, sample_weight):
