@@ -3,8 +3,10 @@
 One call of `apply(grads, variables)` does, in Keras 3's order: build the slot Variables
 on first use, drop None gradients (with Keras's warning), unscale by `loss_scale_factor`,
 clip (`clipnorm` per tensor, `global_clipnorm` over all, or `clipvalue`), decay the
-weights (`var -= var * weight_decay * lr`), run each optimizer's `update_step`, apply
-Variable constraints, and add 1 to `iterations`.
+weights (`var -= var * weight_decay * lr`), run each optimizer's `update_step` (the last
+three only every n-th call, on the mean gradient, with `gradient_accumulation_steps`),
+update the weights' moving averages (`use_ema`), apply Variable constraints, and add 1
+to the call counter.
 
 All state lives in Variables (the iteration counter, a float learning rate, the slots) and
 every update is `assign*`, so one train step traced by `tapec.function` replays the whole
@@ -25,7 +27,7 @@ import numpy as np
 from ...namespaces.module import name_scope
 from ...ops.elementwise import clip_by_value, equal, logical_not, where
 from ...ops.math_extra import clip_by_global_norm, clip_by_norm
-from ...ops.shape import cast
+from ...ops.shape import cast, zeros_like
 from ...tape import GradientTape
 from ...tensor import Tensor, Variable, convert_to_tensor
 from . import schedules
@@ -75,8 +77,9 @@ class Optimizer:
     `learning_rate` is a float, a `LearningRateSchedule` (called with `iterations`
     before each update), or a callable of no arguments. At most one of `clipnorm`,
     `clipvalue`, `global_clipnorm` may be set. With `use_ema`, a moving average of each
-    variable is kept (`finalize_variable_values` copies it into the variables).
-    `gradient_accumulation_steps` is not implemented (it raises).
+    variable is kept (`finalize_variable_values` copies it into the variables); with
+    `gradient_accumulation_steps` = n, every n-th call updates with the mean of the last n
+    gradients.
     """
 
     def __init__(self, learning_rate: Any, weight_decay: float | None = None,
@@ -99,9 +102,10 @@ class Optimizer:
                 not isinstance(ema_overwrite_frequency, int) or ema_overwrite_frequency < 1):
             raise ValueError("`ema_overwrite_frequency` must be an integer >= 1 or None. "
                              f"Received: ema_overwrite_frequency={ema_overwrite_frequency}")
-        if gradient_accumulation_steps is not None:
-            raise NotImplementedError(f"{type(self).__name__}: gradient_accumulation_steps "
-                                      "is not implemented in tapec")
+        if gradient_accumulation_steps and not (
+                isinstance(gradient_accumulation_steps, int) and gradient_accumulation_steps >= 2):
+            raise ValueError("`gradient_accumulation_steps` must be an integer >= 2. Received: "
+                             f"gradient_accumulation_steps={gradient_accumulation_steps}")
         if sum(c is not None for c in (clipnorm, clipvalue, global_clipnorm)) > 1:
             raise ValueError("Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can "
                              f"be set. Received: clipnorm={clipnorm}, clipvalue={clipvalue}, "
@@ -181,8 +185,15 @@ class Optimizer:
         return self._learning_rate()
 
     @property
-    def iterations(self) -> Variable:
-        """The number of updates applied so far (an int64 Variable)."""
+    def iterations(self):
+        """The number of updates applied so far (an int64 Variable); with
+        `gradient_accumulation_steps`, the number of real updates (calls // steps)."""
+        steps = self.gradient_accumulation_steps
+        if steps:
+            # calls // steps; tapec has no integer floordiv, and float64 division of a
+            # multiple of `steps` is exact below 2**53.
+            whole = cast(self._iterations - self._iterations % steps, "float64")
+            return cast(whole / steps, "int64")
         return self._iterations
 
     @property
@@ -234,6 +245,9 @@ class Optimizer:
         self.built = True
         if self.use_ema:
             self._averages = [self.add_variable_from_reference(v, "average") for v in var_list]
+        if self.gradient_accumulation_steps:
+            self._accumulators = [self.add_variable_from_reference(v, "gradient_accumulator")
+                                  for v in var_list]
 
     def _get_variable_index(self, variable) -> int:
         """The position of `variable` in the list the optimizer was built with."""
@@ -300,17 +314,43 @@ class Optimizer:
         grads = [self._as_gradient(g, v) for g, v in zip(grads, trainable_variables)]
         if self.loss_scale_factor is not None:
             grads = [g / self.loss_scale_factor for g in grads]
-        grads = self._clip_gradients(grads)
         learning_rate = self._current_learning_rate()
-        self._apply_weight_decay(trainable_variables, learning_rate)
-        for gradient, variable in zip(grads, trainable_variables):
-            self.update_step(gradient, variable, learning_rate)
+        if self.gradient_accumulation_steps:
+            self._accumulate_or_update(grads, trainable_variables, learning_rate)
+        else:
+            self._update(grads, trainable_variables, learning_rate)
         if self.use_ema:
             self._update_moving_averages()
         for variable in trainable_variables:
             if variable.constraint is not None:
                 variable.assign(variable.constraint(variable))
         self._iterations.assign_add(1)
+
+    def _update(self, grads, trainable_variables, learning_rate) -> None:
+        grads = self._clip_gradients(grads)
+        self._apply_weight_decay(trainable_variables, learning_rate)
+        for gradient, variable in zip(grads, trainable_variables):
+            self.update_step(gradient, variable, learning_rate)
+
+    def _accumulate_or_update(self, grads, trainable_variables, learning_rate) -> None:
+        """Every `gradient_accumulation_steps`-th call updates with the mean of the
+        gradients since the last update; the other calls only add to the accumulators.
+        Both branches are computed and the Variables keep the chosen one (`where`), so one
+        traced step serves every call."""
+        steps = self.gradient_accumulation_steps
+        due = equal((self._iterations + 1) % steps, 0)
+        accumulators = [self._accumulators[self._get_variable_index(v)]
+                        for v in trainable_variables]
+        kept = {id(v) for v in (self._iterations, self._learning_rate,
+                                *getattr(self, "_averages", ()), *self._accumulators)}
+        changed = list(trainable_variables) + [v for v in self._variables if id(v) not in kept]
+        before = [convert_to_tensor(v) for v in changed]
+        self._update([(g + a) / steps for g, a in zip(grads, accumulators)],
+                     trainable_variables, learning_rate)
+        for variable, old in zip(changed, before):
+            variable.assign(where(due, variable, old))
+        for accumulator, gradient in zip(accumulators, grads):
+            accumulator.assign(where(due, zeros_like(accumulator), accumulator + gradient))
 
     def _update_moving_averages(self) -> None:
         """average = m*average + (1 - m)*var over every built variable, m = ema_momentum
@@ -407,7 +447,7 @@ class Optimizer:
                 decay = cast(self.weight_decay, variable.dtype)
                 variable.assign(variable - variable * decay * lr)
 
-    # Keras 3's helpers for update_step of an optimizer written by the user.
+    # Keras 3's assign methods, for the update_step of an optimizer written by the user.
     def assign(self, variable, value) -> None:
         """variable = value."""
         variable.assign(value)
