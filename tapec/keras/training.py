@@ -443,7 +443,7 @@ class Trainer:
         return nest.map_structure(_to_numpy, self.make_predict_function()(batch))
 
 
-# --- small helpers -------------------------------------------------------------------------
+# --- arguments and logs --------------------------------------------------------------------
 
 def _verbose(verbose) -> int:
     if verbose == "auto":
