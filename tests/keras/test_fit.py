@@ -412,3 +412,21 @@ def test_several_outputs_with_losses_by_list_or_by_output_name():
         np.testing.assert_allclose(history.history["loss"], [expected], rtol=1e-5)
     with pytest.raises(ValueError, match="keys"):
         model.fit(x, {"cls": y_cls, "other": y_reg}, verbose=0)
+
+
+def test_progress_bar_on_a_terminal(monkeypatch):
+    import io
+    import sys
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+    x, y = data()
+    model = compiled()
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stdout", terminal)
+    model.fit(x, y, epochs=2, verbose=1)
+    text = terminal.getvalue()
+    assert text.startswith("Epoch 1/2\n\r") and "Epoch 2/2\n\r" in text
+    assert re.search(r"\r4/4 ━{20} \d+s \d+[mu]?s/step - accuracy: \d\.\d{4} - loss: "
+                     r"\d\.\d{4} *\n$", text)
