@@ -22,7 +22,7 @@ def run(name, *args, cwd):
 
 def test_every_example_has_a_test():
     tested = {"seeds.py", "training_loop.py", "softmax_regression_digits.py",
-              "rosenbrock_scipy.py", "saved_model_mlp.py"}
+              "rosenbrock_scipy.py", "saved_model_mlp.py", "keras_digits.py"}
     assert {p.name for p in EXAMPLES.glob("*.py")} == tested
 
 

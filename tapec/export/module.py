@@ -60,8 +60,16 @@ def export(f, example_args, path, *, argnums=0, jacobian=False, hessian=False, n
     when `f` returns a floating scalar, `grad_<name>` and `value_and_grad_<name>` with
     respect to the argument(s) `argnums`; `jacobian_<name>` and `hessian_<name>` when
     asked. `name` defaults to `f.__name__`. A function whose result is not a floating
-    scalar can be exported with `jacobian=True` (no gradient functions are written).
+    scalar can be exported with `jacobian=True` (no gradient functions are written), or
+    with `argnums=None`: the module then holds `<name>(...)` alone, for any result (a
+    model's predictions, say).
     """
+    if argnums is None:
+        if jacobian or hessian:
+            raise ExportError("tapec.export: argnums=None exports the value alone; "
+                              "jacobian=True and hessian=True need the argnums to "
+                              "differentiate with respect to")
+        return _write(f, example_args, path, 0, False, False, name, value_only=True)
     return _write(f, example_args, path, argnums, jacobian, hessian, name, value_only=False)
 
 

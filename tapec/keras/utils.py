@@ -6,9 +6,11 @@ from typing import Any
 import numpy as np
 
 from .. import random
+from .data_adapter import pack_x_y_sample_weight, unpack_x_y_sample_weight
 from .layers.base import clear_session
 
-__all__ = ["to_categorical", "set_random_seed", "clear_session"]
+__all__ = ["to_categorical", "set_random_seed", "clear_session", "pack_x_y_sample_weight",
+           "unpack_x_y_sample_weight"]
 
 
 def to_categorical(x: Any, num_classes: int | None = None) -> np.ndarray:
