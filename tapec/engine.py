@@ -264,7 +264,10 @@ def _results(entry, outputs, dtypes) -> list:
         if value is None:
             results.append(None)
             continue
-        value = _frozen(value, dtype)
+        # _frozen, inlined: every eager step ends here
+        if type(value) is not np.ndarray or value.dtype != dtype:
+            value = np.asarray(value, dtype=dtype)
+        value.setflags(write=False)     # always allowed, and cheaper than reading flags
         t = Tensor._new(value, value.shape, value.dtype, None)
         t._origin = entry
         results.append(t)

@@ -136,26 +136,31 @@ class GradientTape:
             self._used = False
             self._clear()
         self._entered = True
-        self._push()
+        context._state.tapes.append(self)       # _push, inlined: every eager step enters
+        self._recording = True
         self._note_resume()
         return self
 
     def __exit__(self, typ: Any, value: Any, traceback: Any) -> bool:
         if self._recording:
             self._pop()
-            self._note_pause("exit")
+            self._gap = (_next_id(), "exit")    # _note_pause("exit"), inlined
         return False
 
     def _push(self):
-        context.active_tapes().append(self)
+        context._state.tapes.append(self)
         self._recording = True
 
     def _pop(self):
-        try:
-            context.active_tapes().remove(self)
-        except ValueError:
-            raise RuntimeError("GradientTape: this tape is not active in the current "
-                               "thread") from None
+        tapes = context._state.tapes
+        if tapes and tapes[-1] is self:         # the innermost tape: no search
+            tapes.pop()
+        else:
+            try:
+                tapes.remove(self)
+            except ValueError:
+                raise RuntimeError("GradientTape: this tape is not active in the current "
+                                   "thread") from None
         self._recording = False
 
     @contextlib.contextmanager

@@ -99,8 +99,7 @@ def _frozen(value, dtype):
 def _tensor(value, dtype):
     array = value if type(value) is np.ndarray and value.dtype == dtype else \
         np.asarray(value, dtype=dtype)
-    if array.flags.writeable:
-        array.flags.writeable = False
+    array.setflags(write=False)     # always allowed, and cheaper than reading flags
     return Tensor._new(array, array.shape, array.dtype, None)
 
 
