@@ -18,7 +18,9 @@ _COMPARISONS = {"lt": ew.less, "le": ew.less_equal, "gt": ew.greater,
 
 
 def _forward(op):
-    return lambda self, other: op(self, other)
+    # The public function itself: bound as a method it gets (self, other), with no
+    # wrapper frame on every operator of an eager loop.
+    return op
 
 
 def _reflected(op):
