@@ -264,7 +264,7 @@ def _results(entry, outputs, dtypes) -> list:
         if value is None:
             results.append(None)
             continue
-        # _frozen, inlined: every eager step ends here
+        # A read-only array of the source's dtype (every eager step ends here)
         if type(value) is not np.ndarray or value.dtype != dtype:
             value = np.asarray(value, dtype=dtype)
         value.setflags(write=False)     # always allowed, and cheaper than reading flags
@@ -279,14 +279,6 @@ def _another_tape_records(tape) -> bool:
         if other._recording and other._live:
             return True
     return False
-
-
-def _frozen(value, dtype) -> np.ndarray:
-    array = value if type(value) is np.ndarray and value.dtype == dtype else \
-        np.asarray(value, dtype=dtype)
-    if array.flags.writeable:
-        array.setflags(write=False)     # cheaper than assigning to a new flags object
-    return array
 
 
 def _enclosing_tape_records(tape, pruned, seeds) -> bool:

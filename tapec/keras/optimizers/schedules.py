@@ -49,48 +49,50 @@ class LearningRateSchedule:
         return cls(**config)
 
 
-class ExponentialDecay(LearningRateSchedule):
+class _DecayOverSteps(LearningRateSchedule):
+    """A schedule of step / decay_steps (floored with `staircase`): the arguments and
+    config Exponential and InverseTime decay share."""
+
+    def __init__(self, initial_learning_rate: float, decay_steps: int, decay_rate: float,
+                 staircase: bool, name: str) -> None:
+        _check_decay_steps(decay_steps)
+        self.initial_learning_rate, self.decay_steps = initial_learning_rate, decay_steps
+        self.decay_rate, self.staircase, self.name = decay_rate, staircase, name
+
+    def _progress(self, step):
+        progress = _step_as(step, "float32") / float(self.decay_steps)
+        return floor(progress) if self.staircase else progress
+
+    def get_config(self) -> dict:
+        return {"initial_learning_rate": self.initial_learning_rate,
+                "decay_steps": self.decay_steps, "decay_rate": self.decay_rate,
+                "staircase": self.staircase, "name": self.name}
+
+
+class ExponentialDecay(_DecayOverSteps):
     """initial_learning_rate * decay_rate ** (step / decay_steps); with `staircase` the
     exponent is floored (the rate drops every `decay_steps` steps)."""
 
     def __init__(self, initial_learning_rate: float, decay_steps: int, decay_rate: float,
                  staircase: bool = False, name: str = "ExponentialDecay") -> None:
-        _check_decay_steps(decay_steps)
-        self.initial_learning_rate, self.decay_steps = initial_learning_rate, decay_steps
-        self.decay_rate, self.staircase, self.name = decay_rate, staircase, name
+        super().__init__(initial_learning_rate, decay_steps, decay_rate, staircase, name)
 
     def __call__(self, step):
-        progress = _step_as(step, "float32") / float(self.decay_steps)
-        if self.staircase:
-            progress = floor(progress)
-        return float(self.initial_learning_rate) * power(float(self.decay_rate), progress)
-
-    def get_config(self) -> dict:
-        return {"initial_learning_rate": self.initial_learning_rate,
-                "decay_steps": self.decay_steps, "decay_rate": self.decay_rate,
-                "staircase": self.staircase, "name": self.name}
+        return float(self.initial_learning_rate) * power(float(self.decay_rate),
+                                                         self._progress(step))
 
 
-class InverseTimeDecay(LearningRateSchedule):
+class InverseTimeDecay(_DecayOverSteps):
     """initial_learning_rate / (1 + decay_rate * step / decay_steps); with `staircase`
     step / decay_steps is floored."""
 
     def __init__(self, initial_learning_rate: float, decay_steps: int, decay_rate: float,
                  staircase: bool = False, name: str = "InverseTimeDecay") -> None:
-        _check_decay_steps(decay_steps)
-        self.initial_learning_rate, self.decay_steps = initial_learning_rate, decay_steps
-        self.decay_rate, self.staircase, self.name = decay_rate, staircase, name
+        super().__init__(initial_learning_rate, decay_steps, decay_rate, staircase, name)
 
     def __call__(self, step):
-        progress = _step_as(step, "float32") / float(self.decay_steps)
-        if self.staircase:
-            progress = floor(progress)
-        return float(self.initial_learning_rate) / (1.0 + float(self.decay_rate) * progress)
-
-    def get_config(self) -> dict:
-        return {"initial_learning_rate": self.initial_learning_rate,
-                "decay_steps": self.decay_steps, "decay_rate": self.decay_rate,
-                "staircase": self.staircase, "name": self.name}
+        return float(self.initial_learning_rate) / (
+            1.0 + float(self.decay_rate) * self._progress(step))
 
 
 class PiecewiseConstantDecay(LearningRateSchedule):
