@@ -14,6 +14,7 @@ import operator
 
 import numpy as np
 
+from .. import context
 from ..dtypes import as_numpy_dtype
 from ..namespaces.errors import invalid_argument
 from ..tensor import shape_arg
@@ -122,16 +123,34 @@ def ones(shape, dtype=np.float32, name=None):
     return fill(shape, 1, dtype)
 
 
+FILL_LIKE = declare(Op(
+    name="fill_like",
+    impl=lambda x, value, dtype: np.full(np.shape(x), value, dtype=dtype),
+    infer=lambda x, value, dtype: (x._shape, np.dtype(dtype)),
+    numpy=lambda args, node: (f"np.full(np.shape({args[0]}), {_printed(node.attrs['value'])}"
+                              f", dtype={_dtype_name(node.dtype)})"),
+    latex="\\operatorname{{fill}}", differentiable=False))
+
+
+def _filled_like(what, input, value, dtype):
+    """`value` in the shape of `input`. In a traced function the shape is read from
+    `input` when the program runs, so one trace serves every size of its None
+    dimensions; elsewhere the shape is known, and the fill is a constant."""
+    (x,) = to_tensors(what, [input])
+    dtype = x._dtype if dtype is None else _as_np_dtype(dtype)
+    if not any(tape._records_everything for tape in context.active_tapes()):
+        return fill(x._shape, value, dtype)
+    return apply(FILL_LIKE, x, value=np.asarray(value, dtype=dtype).item(), dtype=dtype.str)
+
+
 def zeros_like(input, dtype=None, name=None):  # noqa: A002  (TensorFlow's name)
     """Zeros with the shape (and by default the dtype) of `input`; no gradient flows."""
-    (x,) = to_tensors("zeros_like", [input])
-    return fill(x._shape, 0, x._dtype if dtype is None else dtype)
+    return _filled_like("zeros_like", input, 0, dtype)
 
 
 def ones_like(input, dtype=None, name=None):  # noqa: A002  (TensorFlow's name)
     """Ones with the shape (and by default the dtype) of `input`; no gradient flows."""
-    (x,) = to_tensors("ones_like", [input])
-    return fill(x._shape, 1, x._dtype if dtype is None else dtype)
+    return _filled_like("ones_like", input, 1, dtype)
 
 
 def _range_length(start, limit, delta):
