@@ -98,8 +98,8 @@ def _by_plan(tape, recorded, key, request, seeds, source_dtypes) -> list:
     entry = plan.entry
     if entry is None:
         return [None] * len(source_dtypes)
-    ids, tensors = recorded.graph.ids, recorded.tensors
-    values = [tensors[ids[k]]._value if from_tape else seeds[k]._value
+    ids, held = recorded.graph.ids, recorded.values
+    values = [held[ids[k]] if from_tape else seeds[k]._value
               for from_tape, k in plan.arg_refs]
     if plan.custom is None:
         return _results(entry, entry.fn(*values), source_dtypes)
@@ -185,7 +185,7 @@ def _gradient_by_structure(tape, request) -> list:
         entry = _compiled(g, pruned, request, differentiable)
         if entry.due():
             entry = _compiled(g, pruned, request, differentiable, final=True)
-        values = [tape.recorded.tensors[pruned.ids[k]]._value if kind == "tape" else
+        values = [tape.recorded.values[pruned.ids[k]] if kind == "tape" else
                   request.seeds[k]._value for kind, k in entry.arg_keys]
         results = _results(entry, entry.fn(*values), request.source_dtypes)
     return results if custom is None else custom.drop_dead(leaves, results)
@@ -396,7 +396,11 @@ def _interpret(tape, pruned, request, differentiable) -> list:
         if key is None:
             return None
         kind, k = key
-        return tape.recorded.tensors[pruned.ids[k]] if kind == "tape" else request.seeds[k]
+        if kind != "tape":
+            return request.seeds[k]
+        node_id = pruned.ids[k]      # the recorded Tensor, when an enclosing tape saw it
+        held = tape.recorded.tensors.get(node_id)
+        return held if held is not None else Tensor._eager(tape.recorded.values[node_id])
     return interpret(outputs, fed_value)
 
 

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from . import context, engine, nest
+from .autodiff.explain import warn_integer_sources, warn_not_differentiable
 from .autodiff.output_gradients import ONES, seed_entries
 from .ir import graph
 from .ir.recorded import Recorded
@@ -65,8 +66,19 @@ def _unconnected(value) -> UnconnectedGradients:
 
 _ONE_SOURCE = (Tensor, Variable)
 _RELEASED = graph.Recording()        # the recording of every released tape: kept empty
+# Recordings this long postpone collecting the older generations until they stop
+# (context.py).
+_LONG_RECORDING = 1000
 _NO_ATTRS = MappingProxyType({})     # one read-only empty mapping for attribute-free ops
 _tensor_id = attrgetter("_id")
+
+
+def _nest(active, entering) -> None:
+    """`entering` starts recording while the `active` tapes record: from now on each may
+    be differentiated inside another's context, so all keep their recorded Tensors."""
+    entering._keep = True
+    for tape in active:
+        tape._keep = True
 
 
 class GradientTape:
@@ -89,6 +101,8 @@ class GradientTape:
         self._entered = False       # TensorFlow's "has a tape": entered, not yet released
         self._released_variables = ()   # watched_variables() after a release (as TF)
         self._warned_conversion = False
+        self._postponing = False    # this recording postpones old collections (context.py)
+        self._keep = self._persistent   # whether it keeps every recorded Tensor (_clear)
         self._clear()
 
     @property
@@ -100,7 +114,15 @@ class GradientTape:
 
     def _clear(self):
         self._graph = graph.Recording()
-        self._tensors = {}      # id -> Tensor whose value a derivative may read
+        # id -> the value of every recorded tensor a derivative may read. Values, not the
+        # Tensors: a Tensor is a collected object, and keeping one per recorded op alive
+        # until the gradient made long recordings trigger the collector's full passes.
+        self._values = {}
+        # id -> the Tensor of a leaf (watched, an input, a constant), and, once `_keep`
+        # (a persistent tape, or one that has recorded beside another: `_nest`), of every
+        # recorded value: a gradient taken inside a recording context is computed from
+        # these very Tensors, so that the recording tapes record its derivatives.
+        self._tensors = {}
         self._live = set()      # ids of watched tensors and recorded op outputs
         self._variables = {}    # handle id -> watched Variable
         self._ignored = set()   # ids passed to watch() while not recording (for explain)
@@ -136,7 +158,10 @@ class GradientTape:
             self._used = False
             self._clear()
         self._entered = True
-        context._state.tapes.append(self)       # _push, inlined: every eager step enters
+        tapes = context._state.tapes            # _push, inlined: every eager step enters
+        if tapes:
+            _nest(tapes, self)
+        tapes.append(self)
         self._recording = True
         self._note_resume()
         return self
@@ -148,7 +173,10 @@ class GradientTape:
         return False
 
     def _push(self):
-        context._state.tapes.append(self)
+        tapes = context._state.tapes
+        if tapes:
+            _nest(tapes, self)
+        tapes.append(self)
         self._recording = True
 
     def _pop(self):
@@ -162,6 +190,9 @@ class GradientTape:
                 raise RuntimeError("GradientTape: this tape is not active in the current "
                                    "thread") from None
         self._recording = False
+        if self._postponing:
+            self._postponing = False
+            context.resume_old_collections(self)
 
     @contextlib.contextmanager
     def stop_recording(self) -> Iterator[None]:
@@ -209,17 +240,18 @@ class GradientTape:
                 if t._dtype.kind not in "fc":
                     log.warning("The dtype of the watched tensor must be floating (e.g. "
                                 "tapec.float32), got %s", t._dtype.name)
-                    _warn_not_differentiable("watch", t)
+                    warn_not_differentiable("watch", t)
                 if ignored:
                     self._ignored.add(t._id)
                     continue
                 if t._id not in g:
                     g.add_leaf(t._id, PLACEHOLDER, _WATCHED, t._shape, t._dtype, _WATCHED_ROW)
                     self._tensors[t._id] = t
+                    self._values[t._id] = t._value
                 self._live.add(t._id)
             elif isinstance(t, Variable):
                 if t._dtype.kind not in "fc":
-                    _warn_not_differentiable("watch", t)
+                    warn_not_differentiable("watch", t)
                 if ignored:
                     self._ignored.add(t._handle_id)
                 else:
@@ -296,7 +328,9 @@ class GradientTape:
             return
         self._graph.add_op(value._id, READ_VARIABLE, {}, value._shape, value._dtype,
                            (handle,))
-        self._tensors[value._id] = value
+        self._values[value._id] = value._value
+        if self._keep:
+            self._tensors[value._id] = value     # see _clear
         self._live.add(value._id)
 
     def _on_op(self, op, inputs, attrs, out):
@@ -318,15 +352,22 @@ class GradientTape:
                 if is_fed_literal(op, t):
                     g.add_fed_literal(t._id, literal_op, literal_attrs, t._dtype)
                     self._tensors[t._id] = t
+                    self._values[t._id] = t._value
                 else:
                     g.add_leaf(t._id, literal_op, literal_attrs, t._shape, t._dtype)
             else:
                 g.add_leaf(t._id, PLACEHOLDER, _INPUT, t._shape, t._dtype, _INPUT_ROW)
                 self._tensors[t._id] = t
+                self._values[t._id] = t._value
         g.add(out._id, new_record(Record, (op, attrs or _NO_ATTRS, out._shape, out._dtype,
                                            ids)))
-        self._tensors[out._id] = out
+        self._values[out._id] = out._value
+        if self._keep:
+            self._tensors[out._id] = out     # see _clear
         self._live.add(out._id)
+        if len(g) == _LONG_RECORDING:
+            self._postponing = True
+            context.postpone_old_collections(self)
 
     # --- differentiation ---------------------------------------------------------------
     def _begin_use(self, what):
@@ -356,7 +397,7 @@ class GradientTape:
         empty one, which nothing writes to: entering the tape again starts a new
         recording (`_clear`), and so does `watch` on a tape that is not entered."""
         self._graph = _RELEASED
-        self._tensors, self._live, self._variables = {}, set(), {}
+        self._tensors, self._values, self._live, self._variables = {}, {}, set(), {}
         self._ignored, self._gaps, self._gap, self._conversions = set(), [], None, []
 
     def gradient(self, target: Any, sources: Any, output_gradients: Any = None,
@@ -398,7 +439,7 @@ class GradientTape:
         if output_gradients is not None:
             output_gradients = seed_entries(target, flat_targets, output_gradients)
             self._seeds(flat_targets, output_gradients, check_only=True)
-        _warn_integer_sources(flat_sources, described[1])
+        warn_integer_sources(flat_sources, described[1])
         self._begin_use("gradient()")
         try:
             targets = [self._as_target(t, "gradient") for t in flat_targets]
@@ -506,7 +547,7 @@ class GradientTape:
         _check_targets(target, "jacobian")
         flat_sources = nest.flatten(sources)
         _, dtypes, _ = _describe_sources(flat_sources, "jacobian")
-        _warn_integer_sources(flat_sources, dtypes, "jacobian")
+        warn_integer_sources(flat_sources, dtypes, "jacobian")
         self._begin_use("jacobian()")
         try:
             target = self._as_target(target, "jacobian")
@@ -599,30 +640,6 @@ def _check_targets(target, what):
             raise TypeError(f"{what}: targets must be Tensors or Variables, got "
                             f"{type(t).__name__} {t!r:.80}")
     return flat
-
-
-def _warn_not_differentiable(what, t):
-    from .autodiff.explain import describe
-    warnings.warn(f"{what}: {describe(t)} has dtype {t._dtype.name}, which carries no "
-                  f"gradient (only floating tensors do); cast it to a floating dtype, e.g. "
-                  f"tf.cast(x, tf.float32), and use the cast tensor", UserWarning,
-                  stacklevel=3)
-
-
-def _warn_integer_sources(flat_sources, dtypes, what="gradient"):
-    """One warning per call naming the integer or bool sources (their gradient is None);
-    `dtypes` are the sources' (from `_describe_sources`)."""
-    for dtype in dtypes:            # a loop, not a list: nearly every call is all floating
-        if dtype.kind not in "fc":
-            break
-    else:
-        return
-    from .autodiff.explain import describe
-    names = "; ".join(describe(s) for s, dtype in zip(flat_sources, dtypes)
-                      if dtype.kind not in "fc")
-    warnings.warn(f"{what}: the gradient with respect to an integer or bool source is "
-                  f"always None: {names}. Cast the source to a floating dtype, e.g. "
-                  f"tf.cast(x, tf.float32), before using it", UserWarning, stacklevel=3)
 
 
 def _describe_sources(flat_sources, what="gradient"):

@@ -56,9 +56,9 @@ def test_non_persistent_tape_drops_intermediates_after_gradient():
         tape.watch(x)
         hidden = tf.exp(x)
         y = tf.reduce_sum(hidden * hidden)
-    ref = weakref.ref(hidden)
+    ref = weakref.ref(hidden._value)             # the array, which the tape keeps
     del hidden
-    assert ref() is not None                     # the tape still holds it
+    assert ref() is not None                     # the tape still holds its value
     tape.gradient(y, x)
     gc.collect()
     assert ref() is None

@@ -28,6 +28,8 @@ nothing, creates no tensor and never consumes a non-persistent tape.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .. import nest
@@ -373,3 +375,26 @@ class _Explainer:
     def _stop(self, node_id) -> str:
         r = self.graph[node_id]
         return f"stop_gradient of {self._node(r.inputs[0])}"
+
+
+def warn_not_differentiable(what, t):
+    """Warn that `what` (watch) was given `t`, whose dtype carries no gradient."""
+    warnings.warn(f"{what}: {describe(t)} has dtype {t._dtype.name}, which carries no "
+                  f"gradient (only floating tensors do); cast it to a floating dtype, e.g. "
+                  f"tf.cast(x, tf.float32), and use the cast tensor", UserWarning,
+                  stacklevel=3)
+
+
+def warn_integer_sources(flat_sources, dtypes, what="gradient"):
+    """One warning per call naming the integer or bool sources (their gradient is None);
+    `dtypes` are the sources' (as the tape described them)."""
+    for dtype in dtypes:            # a loop, not a list: nearly every call is all floating
+        if dtype.kind not in "fc":
+            break
+    else:
+        return
+    names = "; ".join(describe(s) for s, dtype in zip(flat_sources, dtypes)
+                      if dtype.kind not in "fc")
+    warnings.warn(f"{what}: the gradient with respect to an integer or bool source is "
+                  f"always None: {names}. Cast the source to a floating dtype, e.g. "
+                  f"tf.cast(x, tf.float32), before using it", UserWarning, stacklevel=3)

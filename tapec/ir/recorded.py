@@ -21,7 +21,9 @@ class Recorded:
 
     graph = _view("_graph", "The ir.graph.Recording: tensor id -> Record(op, attrs, shape, "
                             "dtype, inputs).")
-    tensors = _view("_tensors", "id -> Tensor whose value a derivative may read.")
+    values = _view("_values", "id -> the value (array) of every recorded tensor a derivative "
+                              "may read.")
+    tensors = _view("_tensors", "id -> the Tensor of a leaf: watched, an input, a constant.")
     live = _view("_live", "Ids of watched tensors and recorded op outputs.")
     variables = _view("_variables", "Handle id -> watched Variable.")
     ignored = _view("_ignored", "Ids passed to watch() while the tape was not recording.")

@@ -123,6 +123,7 @@ class TracingTape(GradientTape):
     def watch_argument(self, t, differentiated=False):
         self._graph.add_leaf(t._id, PLACEHOLDER, {"kind": "watched"}, t._shape, t._dtype)
         self._tensors[t._id] = t
+        self._values[t._id] = t._value
         self._live.add(t._id)
         if differentiated:
             self.sources.add(t._id)
@@ -165,6 +166,7 @@ class TracingTape(GradientTape):
         self._graph.add_op(t._id, RANDOM, attrs, t._shape, t._dtype,
                            () if shape_tensor is None else (shape_tensor._id,))
         self._tensors[t._id] = t
+        self._values[t._id] = t._value
         self._live.add(t._id)
         self.random.add(t._id)
 
@@ -198,6 +200,7 @@ class TracingTape(GradientTape):
         """`t` is the value of `node` of `splice`: part of the program."""
         self._graph.add_leaf(t._id, SPLICED, {}, t._shape, t._dtype)
         self._tensors[t._id] = t
+        self._values[t._id] = t._value
         self._live.add(t._id)
         self.spliced[t._id] = (splice, node)
 
@@ -215,6 +218,7 @@ class TracingTape(GradientTape):
         self._graph.add_op(value._id, READ_VARIABLE, {}, value._shape, value._dtype,
                            (handle,))
         self._tensors[value._id] = value
+        self._values[value._id] = value._value
         self._live.add(value._id)
 
     def _on_variable_assign(self, variable, new: Tensor):
