@@ -698,3 +698,14 @@ def test_tf_function_still_guards_a_python_read():
     assert float(f(tf.constant(2.0))) == 4.0
     assert float(f(tf.constant(3.0))) == 9.0              # a new value: traced again
     assert f.experimental_get_tracing_count() == 2
+
+
+def test_casts_of_python_literals_compile_in_every_simplify_setting():
+    # Unsimplified code inlines the literal: `2.astype(...)` was a SyntaxError.
+    @tf.function
+    def f(x):
+        return (x * tf.cast(2, tf.float64) + tf.cast(-1.5, tf.float64)
+                + tf.cast(True, tf.float64), tf.cast(-2.7, tf.int32))
+
+    y, n = f(tf.constant(1.0, tf.float64))
+    assert float(y) == 1.5 and int(n) == -2 and n.dtype == tf.int32

@@ -9,6 +9,7 @@ broadcasting is undone). `concat` and slicing are likewise a pair.
 from __future__ import annotations
 
 import builtins
+import keyword
 import math
 import operator
 
@@ -285,7 +286,15 @@ CAST = declare(Op(
     infer=lambda x, dtype: (x._shape, np.dtype(dtype)),
     vjp=_cast_vjp,
     batch=lambda args, batched, size, dtype: apply(CAST, args[0], dtype=dtype),
-    numpy=lambda args, node: f"{args[0]}.astype({_dtype_name(node.dtype)})", latex="{0}"))
+    numpy=lambda args, node: f"{_array_text(args[0])}.astype({_dtype_name(node.dtype)})",
+    latex="{0}"))
+
+
+def _array_text(text: str) -> str:
+    """Generated code for an operand whose methods are called: a name as it is, a
+    literal (inlined when simplification is off: `2`, `-1.5`) made an array first."""
+    named = text.isidentifier() and not keyword.iskeyword(text)      # True is a literal
+    return text if named else f"np.asarray({text})"
 
 
 def cast(x, dtype, name=None):
