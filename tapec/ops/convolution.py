@@ -1,21 +1,20 @@
 """Convolution and pooling (`tf.nn.conv1d`, `conv2d`, `conv3d`, `convolution`,
-`max_pool*`, `avg_pool*`), channels last, as composites of slicing, `concat`, `matmul`
-and reductions.
+`max_pool*`, `avg_pool*`), channels last: TensorFlow's argument conventions, checked here,
+on the `conv` primitive (tapec/ops/conv.py) and on pooling composites.
 
 A window op reads, for every output position p and window offset k, the input at
-p * stride + k * dilation (after padding). Each offset k is one strided slice of the
-padded input, so the windows are a handful of slices laid side by side:
+p * stride + k * dilation (after padding). Convolution is one primitive whose derivatives
+are primitives too (the transposed convolution and the kernel correlation). Pooling is a
+composite: each offset k is one strided slice of the padded input, so the windows are a
+handful of slices laid side by side:
 
-    conv:      y[n, p, f] = sum_{k, c} x_pad[n, p*s + k*d, c] w[k, c, f]
-               = (concat_k slice_k(x_pad)) @ reshape(w, (K*C, F))        (one GEMM)
     max pool:  y[n, p, c] = max_k slice_k(x_pad)[n, p, c]   (padding is -inf)
     avg pool:  y[n, p, c] = sum_k slice_k(x_pad)[n, p, c] / (number of real inputs)
 
 Padding is a scatter into zeros (then a `where` for max pooling's -inf); pooling
-windows that tile the input are a reshape and a transpose instead. No primitive is
-declared: the derivatives (a slice's is a scatter, concat's a split, matmul's two
-matmuls), vectorized jacobians and Hessians come from the parts. Max pooling routes
-the gradient to the first maximum of each window (in row-major window order), as
+windows that tile the input are a reshape and a transpose instead. The derivatives (a
+slice's is a scatter), vectorized jacobians and Hessians come from the parts. Max pooling
+routes the gradient to the first maximum of each window (in row-major window order), as
 TensorFlow's MaxPoolGrad does, by selecting the window entry at `argmax` instead of
 differentiating `reduce_max` (which shares ties).
 """
@@ -27,11 +26,11 @@ import math
 import numpy as np
 
 from . import elementwise as ew
-from .linalg import matmul
 from .indexing import SCATTER, normalize_index
 from .reduce import argmax, reduce_sum
+from .conv import CONV
 from .registry import apply, to_tensors
-from .shape import concat, expand_dims, reshape, stack, transpose
+from .shape import expand_dims, reshape, stack, transpose
 
 _CHANNELS_FIRST = {"NCW", "NCHW", "NCDHW"}
 _CHANNELS_LAST = {"NWC", "NHWC", "NDHWC"}
@@ -182,9 +181,11 @@ def _input(op_name, x, spatial, kinds="f"):
 # --- convolution ----------------------------------------------------------------------------
 
 def convolve(op_name, input, filters, strides, padding, data_format, dilations, spatial,  # noqa: A002
-             causal=False):
-    """The convolution behind every public form (`causal` admits Keras' 'causal'
-    padding, which TensorFlow's ops do not take)."""
+             causal=False, groups=1):
+    """The convolution behind every public form: validation with TensorFlow's argument
+    conventions, then the `conv` primitive (`causal` admits Keras' 'causal' padding,
+    which TensorFlow's ops do not take; `groups` splits the channels as Keras' `groups`
+    and TensorFlow's grouped kernels of shape (*window, in_channels / groups, filters))."""
     # Converted together: a NumPy kernel takes the input tensor's dtype, as in TensorFlow.
     x, w = to_tensors(op_name, [input, filters])
     x = _to_channels_last(op_name, _input(op_name, x, spatial), spatial, data_format)
@@ -192,22 +193,21 @@ def convolve(op_name, input, filters, strides, padding, data_format, dilations, 
         raise TypeError(f"{op_name}: input and filters must have one dtype, got "
                         f"{x._dtype.name} and {w._dtype.name}")
     channels = x._shape[-1]
-    if len(w._shape) != spatial + 2 or w._shape[-2] != channels:
-        raise ValueError(f"{op_name}: filters must have shape (*window, in_channels, "
+    if len(w._shape) != spatial + 2 or w._shape[-2] * groups != channels or \
+            w._shape[-1] % groups:
+        per_group = "in_channels" if groups == 1 else f"in_channels / groups ({groups})"
+        raise ValueError(f"{op_name}: filters must have shape (*window, {per_group}, "
                          f"out_channels) with {spatial} window axes and in_channels = "
-                         f"{channels} (input shape {tuple(x._shape)}), got {w._shape}")
+                         f"{channels} (input shape {tuple(x._shape)})"
+                         + ("" if groups == 1 else ", out_channels a multiple of groups")
+                         + f", got {w._shape}")
     window = w._shape[:-2]
     strides = _per_axis(op_name, "strides", strides, spatial, data_format)
     dilations = _per_axis(op_name, "dilations", 1 if dilations is None else dilations,
                           spatial, data_format)
     padding = _paddings(op_name, padding, spatial, data_format, causal)
-    outs, pads = _geometry(op_name, x, window, strides, dilations, padding)
-    slices = _window_slices(_padded(x, pads, 0), window, strides, dilations, outs)
-    patches = concat(slices, axis=-1) if len(slices) > 1 else slices[0]
-    taps = math.prod(window) * channels
-    columns = reshape(patches, (-1, taps))
-    y = matmul(columns, reshape(w, (taps, w._shape[-1])))
-    y = reshape(y, (-1, *outs, w._shape[-1]))
+    _, pads = _geometry(op_name, x, window, strides, dilations, padding)
+    y = apply(CONV, x, w, strides=strides, dilations=dilations, pads=pads, groups=groups)
     return _from_channels_last(y, spatial, data_format)
 
 
