@@ -415,6 +415,63 @@ def test_conv_and_pool_in_a_function_with_a_none_batch_trace_once():
     assert step.experimental_get_tracing_count() == 1
 
 
+# --- depthwise, separable and transposed convolutions -----------------------------------------
+
+def test_depthwise_conv2d_is_each_channel_convolved_with_its_own_filters():
+    x, w = RNG.normal(size=(2, 6, 5, 3)), RNG.normal(size=(3, 2, 3, 2))
+    y = tf.nn.depthwise_conv2d(x, w, [1, 2, 1, 1], "SAME", dilations=None)
+    expected = np.concatenate([reference_conv(x[..., c:c + 1], w[:, :, c:c + 1, :], (2, 1),
+                                              (1, 1), "SAME") for c in range(3)], axis=-1)
+    np.testing.assert_allclose(y.numpy(), expected, rtol=1e-12, atol=1e-12)
+    pointwise = RNG.normal(size=(1, 1, 6, 4))
+    separable = tf.nn.separable_conv2d(x, w, pointwise, [1, 2, 1, 1], "SAME")
+    np.testing.assert_allclose(separable.numpy(), np.einsum("nhwc,cf->nhwf", expected,
+                                                            pointwise[0, 0]), rtol=1e-12)
+
+
+@pytest.mark.parametrize("xs, ks, output_shape, strides, padding", [
+    ((2, 4, 3, 2), (3, 3, 5, 2), (2, 8, 6, 5), 2, "SAME"),
+    ((1, 4, 3, 2), (3, 2, 1, 2), (1, 9, 8, 1), (2, 3), "VALID"),
+    ((2, 5, 3), (4, 2, 3), (2, 10, 2), 2, "SAME"),
+])
+def test_conv_transpose_is_the_adjoint_of_conv(xs, ks, output_shape, strides, padding):
+    """<conv_transpose(x, k), z> = <x, conv(z, k)> for every z of the output's shape."""
+    x, k, z = RNG.normal(size=xs), RNG.normal(size=ks), RNG.normal(size=output_shape)
+    y = tf.nn.conv_transpose(x, k, output_shape, strides, padding)
+    assert y.shape == output_shape
+    np.testing.assert_allclose(np.vdot(y.numpy(), z), np.vdot(
+        x, tf.nn.convolution(z, k, strides, padding).numpy()), rtol=1e-12)
+    named = {3: tf.nn.conv1d_transpose, 4: tf.nn.conv2d_transpose}[len(xs)]
+    np.testing.assert_allclose(named(x, k, output_shape, strides, padding).numpy(),
+                               y.numpy(), rtol=1e-12)
+
+
+def test_depthwise_and_transposed_convolutions_match_tensorflow():
+    tf_real = pytest.importorskip("tensorflow")
+    x = RNG.normal(size=(2, 7, 6, 3)).astype(np.float32)
+    w, k = RNG.normal(size=(3, 2, 3, 2)).astype(np.float32), \
+        RNG.normal(size=(3, 3, 4, 3)).astype(np.float32)
+    for ours, theirs in [
+            (tf.nn.depthwise_conv2d(x, w, [1, 2, 2, 1], "VALID"),
+             tf_real.nn.depthwise_conv2d(x, w, [1, 2, 2, 1], "VALID")),
+            (tf.nn.depthwise_conv2d(x, w, [1, 1, 1, 1], "SAME", dilations=[2, 1]),
+             tf_real.nn.depthwise_conv2d(x, w, [1, 1, 1, 1], "SAME", dilations=[2, 1])),
+            (tf.nn.conv2d_transpose(x, k, (2, 14, 11, 4), 2, "SAME"),
+             tf_real.nn.conv2d_transpose(x, k, (2, 14, 11, 4), 2, "SAME")),
+            (tf.nn.conv2d_transpose(x, k, (2, 15, 13, 4), 2, "VALID"),
+             tf_real.nn.conv2d_transpose(x, k, (2, 15, 13, 4), 2, "VALID"))]:
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_depthwise_and_transposed_gradients_match_finite_differences():
+    x, w = RNG.normal(size=(1, 5, 4, 2)), RNG.normal(size=(2, 2, 2, 2))
+    fd.check_gradients(lambda a, b: tf.nn.depthwise_conv2d(a, b, [1, 1, 1, 1], "SAME") ** 2,
+                       [x, w])
+    k = RNG.normal(size=(3, 2, 3, 2))
+    fd.check_gradients(lambda a, b: tf.nn.conv2d_transpose(a, b, (1, 10, 8, 3), 2) ** 2,
+                       [x, k])
+
+
 # --- errors -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("call, error, words", [
@@ -439,6 +496,17 @@ def test_conv_and_pool_in_a_function_with_a_none_batch_trace_once():
     (lambda: tf.nn.avg_pool(np.ones((5, 5)), 2, 2, "SAME"), ValueError, "rank 3, 4 or 5"),
     (lambda: tf.nn.max_pool2d(np.ones((1, 5, 5, 1)), 2, 2, "SAME", data_format="NHCW"),
      ValueError, "data_format"),
+    (lambda: tf.nn.depthwise_conv2d(np.ones((1, 5, 5, 3)), np.ones((2, 2, 2, 1)), 1,
+                                    "SAME"), ValueError, "in_channels = 3"),
+    (lambda: tf.nn.depthwise_conv2d(np.ones((1, 5, 5, 1)), np.ones((2, 2, 1, 1)), 2,
+                                    "SAME", dilations=2), ValueError, "need strides of 1"),
+    (lambda: tf.nn.conv2d_transpose(np.ones((1, 4, 4, 2)), np.ones((3, 3, 1, 2)),
+                                    (1, 9, 9, 1), 2, "SAME"),
+     ValueError, r"convolves back to \(5, 5\), not to the input's \(4, 4\)"),
+    (lambda: tf.nn.conv2d_transpose(np.ones((1, 4, 4, 2)), np.ones((3, 3, 1, 2)),
+                                    (1, 8, 8, 3), 2, "SAME"), ValueError, "output channels"),
+    (lambda: tf.nn.conv2d_transpose(np.ones((1, 4, 4, 2)), np.ones((3, 3, 1, 3)),
+                                    (1, 8, 8, 1), 2, "SAME"), ValueError, "in_channels = 2"),
 ])
 def test_bad_arguments_are_named(call, error, words):
     with pytest.raises(error, match=words):
