@@ -219,6 +219,7 @@ class LayerNormalization(Layer):
                  beta_constraint: Any = None, gamma_constraint: Any = None,
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self.supports_masking = True
         if isinstance(axis, (list, tuple)):
             self.axis = [int(a) for a in axis]
         elif isinstance(axis, (int, np.integer)) and not isinstance(axis, bool):
