@@ -31,8 +31,9 @@ from . import callbacks as callbacks_module
 from . import metrics as metrics_module
 from . import optimizers as optimizers_module
 from .compile_utils import CompiledLoss, metric_list, output_layer_names, resolve_metric
-from .data_adapter import (EpochIterator, batches_of, pack_x_y_sample_weight,
-                           train_validation_split, unpack_x_y_sample_weight)
+from .data_adapter import (EpochIterator, batches_of, executions, is_generator,
+                           pack_x_y_sample_weight, train_validation_split,
+                           unpack_x_y_sample_weight)
 
 __all__ = ["Trainer", "unpack_x_y_sample_weight", "pack_x_y_sample_weight"]
 
@@ -50,6 +51,7 @@ class _State:
         self.compiled_metrics = None     # [(metric, weighted)] once resolved
         self.loss_tracker = None
         self.run_eagerly = False
+        self.steps_per_execution = 1
         self.train_function = self.test_function = self.predict_function = None
         self.history = None
 
@@ -146,11 +148,16 @@ class Trainer:
         name, a Loss, a function, or a list / dict of them for several outputs), optional
         `loss_weights`, `metrics` (updated without sample weights) and `weighted_metrics`
         (updated with them). `jit_compile` and `auto_scale_loss` are accepted and have no
-        effect (tapec always compiles); `steps_per_execution` must be 1."""
-        if steps_per_execution != 1:
-            raise NotImplementedError(f"compile: steps_per_execution={steps_per_execution!r} "
-                                      "is not supported; tapec runs one step per call (1)")
+        effect (tapec always compiles). With `steps_per_execution` N, fit, evaluate and
+        predict run N compiled steps between two calls of the batch callbacks (the
+        numbers are those of N = 1)."""
+        if isinstance(steps_per_execution, bool) or \
+                not isinstance(steps_per_execution, (int, np.integer)) or \
+                steps_per_execution < 1:
+            raise ValueError(f"compile: steps_per_execution must be a positive int, got "
+                             f"{steps_per_execution!r}")
         state = self._training
+        state.steps_per_execution = int(steps_per_execution)
         state.optimizer = optimizers_module.get(optimizer)
         state.loss = loss
         state.compiled_loss = None if loss is None else CompiledLoss(loss, loss_weights)
@@ -310,9 +317,9 @@ class Trainer:
         if validation_split and validation_data is None:
             if not 0 < validation_split < 1:
                 raise ValueError(f"validation_split must be in (0, 1), got {validation_split}")
-            if _is_dataset(x):
+            if _is_dataset(x) or is_generator(x):
                 raise ValueError("validation_split is only supported for arrays and tensors, "
-                                 "not a Dataset; pass validation_data")
+                                 "not a Dataset or a generator; pass validation_data")
             (x, y, sample_weight), validation_data = train_validation_split(
                 (x, y, sample_weight), validation_split)
         train = EpochIterator(batches_of(x, y, sample_weight, batch_size, shuffle,
@@ -326,6 +333,7 @@ class Trainer:
             callbacks, add_history=True, add_progbar=verbose != 0, model=self,
             verbose=verbose, epochs=epochs, steps=train.num_batches)
         self.stop_training = False
+        spe = self._training.steps_per_execution
         train_function = self.make_train_function()
         callback_list.on_train_begin()
         prepared = False
@@ -334,15 +342,23 @@ class Trainer:
             self.reset_metrics()
             callback_list.on_epoch_begin(epoch)
             logs: dict = {}
-            for step, batch in enumerate(train.epoch()):
+            ran = False
+            for first, last, group in executions(train.epoch(), spe):
                 if not prepared:
-                    self._prepare(batch, training=True)
+                    self._prepare(group[0], training=True)
                     prepared = True
-                callback_list.on_train_batch_begin(step)
-                logs = python_logs(train_function(batch))
-                callback_list.on_train_batch_end(step, logs)
+                callback_list.on_train_batch_begin(first)
+                for batch in group:
+                    result = train_function(batch)
+                logs = python_logs(result)
+                ran = True
+                callback_list.on_train_batch_end(last, logs)
                 if self.stop_training:
                     break
+            if not ran:
+                raise ValueError(f"fit: the data gave no batch in epoch {epoch + 1}; a "
+                                 "generator runs once, so pass steps_per_epoch with one "
+                                 "that yields batches without end, or a Dataset")
             epoch_logs = dict(logs)
             if validation is not None and _validates(epoch, validation_freq):
                 val_logs = self._evaluate_batches(validation, callback_list)
@@ -362,12 +378,15 @@ class Trainer:
         self.reset_metrics()
         callback_list.on_test_begin()
         logs: dict = {}
-        for step, batch in enumerate(batches.epoch()):
-            if step == 0:
-                self._prepare(batch)
-            callback_list.on_test_batch_begin(step)
-            logs = python_logs(test_function(batch))
-            callback_list.on_test_batch_end(step, logs)
+        for first, last, group in executions(batches.epoch(),
+                                             self._training.steps_per_execution):
+            if first == 0:
+                self._prepare(group[0])
+            callback_list.on_test_batch_begin(first)
+            for batch in group:
+                result = test_function(batch)
+            logs = python_logs(result)
+            callback_list.on_test_batch_end(last, logs)
         callback_list.on_test_end(logs)
         return logs
 
@@ -405,13 +424,14 @@ class Trainer:
         predict_function = self.make_predict_function()
         callback_list.on_predict_begin()
         outputs = []
-        for step, batch in enumerate(batches.epoch()):
-            if step == 0:
-                self._prepare(batch)
-            callback_list.on_predict_batch_begin(step)
-            result = predict_function(batch)
-            outputs.append(nest.map_structure(_to_numpy, result))
-            callback_list.on_predict_batch_end(step, {"outputs": outputs[-1]})
+        for first, last, group in executions(batches.epoch(),
+                                             self._training.steps_per_execution):
+            if first == 0:
+                self._prepare(group[0])
+            callback_list.on_predict_batch_begin(first)
+            for batch in group:
+                outputs.append(nest.map_structure(_to_numpy, predict_function(batch)))
+            callback_list.on_predict_batch_end(last, {"outputs": outputs[-1]})
         callback_list.on_predict_end()
         if not outputs:
             raise ValueError("predict: the data gave no batch to predict on")
