@@ -30,7 +30,8 @@ from ..tensor import Tensor
 from . import callbacks as callbacks_module
 from . import metrics as metrics_module
 from . import optimizers as optimizers_module
-from .compile_utils import CompiledLoss, metric_list, output_layer_names, resolve_metric
+from .compile_utils import (CompiledLoss, aligned, compiled_metrics, metric_list,
+                            output_layer_names)
 from .data_adapter import (EpochIterator, batches_of, executions, is_generator,
                            pack_x_y_sample_weight, train_validation_split,
                            unpack_x_y_sample_weight)
@@ -48,7 +49,7 @@ class _State:
         self.loss = None                 # what compile received
         self.compiled_loss = None        # a _CompiledLoss
         self.metric_specs = ([], [])     # (metrics, weighted_metrics) as given
-        self.compiled_metrics = None     # [(metric, weighted)] once resolved
+        self.compiled_metrics = None     # [MetricEntry] once resolved
         self.loss_tracker = None
         self.run_eagerly = False
         self.steps_per_execution = 1
@@ -124,11 +125,15 @@ class Trainer:
         step of fit or evaluate), in compile's order."""
         state = self._training
         tracked = [state.loss_tracker] if state.loss_tracker is not None else []
-        return tracked + [metric for metric, _ in state.compiled_metrics or ()]
+        return tracked + [entry.metric for entry in state.compiled_metrics or ()]
 
     @property
     def metrics_names(self) -> list[str]:
-        return [metric.name for metric in self.metrics]
+        """The names of the logs: "loss", then the metrics (those of one output among
+        several prefixed by the output's name, as Keras 3)."""
+        state = self._training
+        tracked = [state.loss_tracker.name] if state.loss_tracker is not None else []
+        return tracked + [entry.log_name for entry in state.compiled_metrics or ()]
 
     @property
     def metrics_variables(self) -> list:
@@ -194,35 +199,42 @@ class Trainer:
         return total
 
     def _build_metrics(self, y, y_pred) -> None:
-        """Resolve compile's metric names ("accuracy" by the loss and shapes) once."""
+        """Resolve compile's metrics ("accuracy" by the loss and shapes; one list per
+        output for several outputs) once, on the first batch."""
         state = self._training
-        if state.compiled_metrics is not None:
-            return
-        metrics, weighted = state.metric_specs
-        if (metrics or weighted) and (nest.is_nested(y_pred) or nest.is_nested(y)):
-            raise NotImplementedError("compile(metrics=...) with several outputs is not "
-                                      "supported; write a train_step that updates them")
-        resolved = []
-        for specs, is_weighted in ((metrics, False), (weighted, True)):
-            for spec in specs:
-                resolved.append((resolve_metric(spec, state.loss, y, y_pred), is_weighted))
-        state.compiled_metrics = resolved
+        if state.compiled_metrics is None:
+            state.compiled_metrics = compiled_metrics(state.metric_specs, state.loss, y,
+                                                      y_pred, output_layer_names(self))
 
     def compute_metrics(self, x, y, y_pred, sample_weight=None) -> dict:
         """Update the compiled metrics with this batch; returns every metric's result."""
         self._build_metrics(y, y_pred)
-        for metric, weighted in self._training.compiled_metrics:
-            metric.update_state(y, y_pred, sample_weight=sample_weight if weighted else None)
+        entries = self._training.compiled_metrics
+        if entries:
+            preds = nest.flatten(y_pred)
+            names = None if isinstance(y_pred, dict) else output_layer_names(self)
+            trues = aligned(y, y_pred, names, "y") if len(preds) > 1 else [y]
+            weights = aligned(sample_weight, y_pred, names, "sample_weight") \
+                if len(preds) > 1 else [sample_weight]
+            weights = weights * len(preds) if len(weights) == 1 else weights
+            for entry in entries:
+                i = entry.output
+                y_pred_i = y_pred if len(preds) == 1 else preds[i]
+                entry.metric.update_state(trues[i], y_pred_i,
+                                          sample_weight=weights[i] if entry.weighted else None)
         return self.get_metrics_result()
 
     def get_metrics_result(self) -> dict:
+        """The result of every metric in `self.metrics`, by log name."""
+        log_names = {id(entry.metric): entry.log_name
+                     for entry in self._training.compiled_metrics or ()}
         results = {}
         for metric in self.metrics:
             value = metric.result()
             if isinstance(value, dict):
                 results.update(value)
             else:
-                results[metric.name] = value
+                results[log_names.get(id(metric), metric.name)] = value
         return results
 
     def _track_loss(self, loss, x) -> None:

@@ -88,3 +88,13 @@ def test_generator_misuse_is_named():
         model.fit(iter([(x, y)]), epochs=2, verbose=0)
     with pytest.raises(ValueError, match="validation_split"):
         model.fit(iter([(x, y)]), validation_split=0.5, verbose=0)
+
+
+@pytest.mark.parametrize("name, words", [("mixed_precision", "dtype policies"),
+                                         ("ops", "keras.ops is not implemented"),
+                                         ("backend", "keras.backend is not implemented")])
+def test_absent_keras_namespaces_say_what_to_use(name, words):
+    with pytest.raises(AttributeError, match=words):
+        getattr(keras, name)
+    with pytest.raises(TypeError, match="dtype policies"):
+        keras.layers.Dense(2, dtype="mixed_float16")
