@@ -237,6 +237,27 @@ def test_layer_normalization_without_center_and_scale_and_with_rms_scaling():
     assert [tuple(w.shape) for w in rms.weights] == [(5,)]
 
 
+def test_batch_renormalization_first_step_gives_back_its_input():
+    """With renorm statistics at their start (mean 0, stddev 1), r = batch stddev and
+    d = batch mean undo the normalization: gamma = 1, beta = 0 give x back; the moving
+    statistics then move as Keras 3's formulas say."""
+    x = RNG.normal(size=(6, 3)) * 2 + 1
+    bn = layers.BatchNormalization(renorm=True, momentum=0.5, renorm_momentum=0.25,
+                                   dtype="float64")
+    np.testing.assert_allclose(bn(x, training=True).numpy(), x, rtol=1e-12, atol=1e-12)
+    mean, stddev = x.mean(0), np.sqrt(x.var(0) + 1e-3)
+    moving_stddev = 0.5 + 0.5 * stddev
+    expected = [np.ones(3), np.zeros(3), 0.5 * mean, np.maximum(moving_stddev ** 2 - 1e-3, 0),
+                moving_stddev, 0.75 * mean, 0.25 + 0.75 * stddev]
+    for got, want in zip(bn.get_weights(), expected):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    clipped = layers.BatchNormalization(renorm=True, renorm_clipping={"rmax": 1.0, "dmax": 0.0},
+                                        dtype="float64")
+    np.testing.assert_allclose(clipped(x, training=True).numpy(),
+                               (x - mean) / np.sqrt(x.var(0) + 1e-3) * np.minimum(stddev, 1),
+                               rtol=1e-12, atol=1e-12)
+
+
 # --- convolution -----------------------------------------------------------------------------
 
 def test_conv2d_layer_is_the_convolution_plus_bias_and_activation():
@@ -514,7 +535,10 @@ def test_configs_rebuild_the_layers_and_a_saved_model_loads(tmp_path):
     (lambda: layers.Conv2D(4, 3, strides=2, dilation_rate=2), ValueError, "dilation_rate"),
     (lambda: layers.Conv1D(0, 3), ValueError, "filters"),
     (lambda: layers.Conv2D(2, (3, 3, 3)), ValueError, "kernel_size"),
-    (lambda: layers.BatchNormalization(renorm=True), ValueError, "renorm"),
+    (lambda: layers.BatchNormalization(renorm=True, renorm_clipping={"rmax": 1, "rmin": 2}),
+     ValueError, "rmax should be greater than rmin"),
+    (lambda: layers.BatchNormalization(renorm=True, renorm_clipping={"r": 1}), ValueError,
+     "invalid keys for `renorm_clipping`"),
     (lambda: layers.MaxPooling2D(padding="full"), ValueError, "padding"),
     (lambda: layers.Conv2D(2, 3)(np.ones((2, 5, 3), np.float32)), ValueError, "rank 4"),
     (lambda: layers.Conv2D(2, 3)(np.ones((1, 2, 5, 3), np.float32)), ValueError,
