@@ -229,6 +229,7 @@ def _backprop_input_lines(out, args, attrs, shapes):
 
 
 _COMPILED = {}
+_COMPILED_SIZE = 1024       # geometries kept; a process that meets more starts again
 
 
 def _eager(lines_of):
@@ -244,6 +245,8 @@ def _eager(lines_of):
             source = f"def conv_op({', '.join(names)}):\n{body}\n    return out\n"
             namespace = {"np": np}
             exec(compile(source, f"<tapec {lines_of.__name__}>", "exec"), namespace)
+            if len(_COMPILED) >= _COMPILED_SIZE:
+                _COMPILED.clear()
             fn = _COMPILED[key] = namespace["conv_op"]
         return fn(*arrays)
     return impl
