@@ -52,7 +52,7 @@ def test_batching_rule_matches_row_by_row(name, args, attrs, flags):
 # Test modules of other op families list their cases in BATCH_CASES.
 FAMILY_MODULES = ["test_reductions", "test_linalg", "test_shape_ops", "test_nn_ops",
                   "test_elementwise_ops", "test_custom_gradient", "test_numpy_structure",
-                  "test_decompositions", "test_statistics_sorting"]
+                  "test_decompositions", "test_statistics_sorting", "test_nn_conv_pool"]
 
 
 def _family_cases():

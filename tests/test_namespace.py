@@ -90,7 +90,7 @@ tf.grad(lambda v: np.sum(np.exp(v)))(tf.constant([1.0]))
     ("", "ragged", "out of scope"),
     ("", "strings", "out of scope"),
     ("", "distribute", "out of scope"),
-    ("nn", "depthwise_conv2d", "convolutions"),
+    ("nn", "atrous_conv2d", "convolutions"),
     ("data", "TFRecordDataset", "out of scope"),
 ])
 def test_a_missing_tensorflow_feature_says_so(where, name, hint):

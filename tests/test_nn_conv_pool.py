@@ -266,6 +266,133 @@ def test_hessian_through_conv_and_pooling_matches_finite_differences():
                                rtol=1e-6, atol=1e-6)
 
 
+# --- the primitives: conv and its two derivatives, each differentiated -----------------------
+
+COVERED_OPS = {"conv", "conv_backprop_input", "conv_backprop_filter"}
+
+PRIMITIVE_CASES = [   # (input shape, kernel shape, strides, dilations, pads, groups)
+    ((2, 7, 3), (3, 3, 2), (2,), (1,), ((1, 1),), 1),
+    ((1, 6, 5, 4), (2, 3, 2, 4), (1, 2), (2, 1), ((0, 1), (1, 1)), 2),
+    ((2, 5, 5, 3), (3, 3, 1, 6), (2, 2), (1, 1), ((1, 1), (1, 1)), 3),       # depthwise
+    ((1, 3, 4, 3, 2), (2, 2, 1, 2, 2), (1, 2, 1), (1, 1, 1), ((0, 0), (1, 0), (0, 1)), 1),
+]
+
+
+def _primitive_arrays(xs, ws, strides, dilations, pads, groups):
+    from tapec.ops.conv import output_size
+    outs = tuple(output_size(n, k, s, d, p) for n, k, s, d, p in
+                 zip(xs[1:-1], ws[:-2], strides, dilations, pads))
+    attrs = {"strides": strides, "dilations": dilations, "pads": pads, "groups": groups}
+    return RNG.normal(size=xs), RNG.normal(size=ws), RNG.normal(size=(xs[0], *outs, ws[-1])), \
+        attrs
+
+
+def reference_grouped_conv(x, w, strides, dilations, pads, groups):
+    """Each group's channels convolved with its filters by the loop reference."""
+    explicit = [[0, 0], *map(list, pads), [0, 0]]
+    cin, fout = x.shape[-1] // groups, w.shape[-1] // groups
+    return np.concatenate([
+        reference_conv(x[..., g * cin:(g + 1) * cin], w[..., g * fout:(g + 1) * fout],
+                       strides, dilations, explicit) for g in range(groups)], axis=-1)
+
+
+@pytest.mark.parametrize("xs, ws, strides, dilations, pads, groups", PRIMITIVE_CASES)
+def test_conv_primitives_are_the_definition_and_its_adjoints(xs, ws, strides, dilations,
+                                                              pads, groups):
+    from tapec.ops.conv import CONV, CONV_BACKPROP_FILTER, CONV_BACKPROP_INPUT
+    from tapec.ops.registry import apply
+    x, w, g, attrs = _primitive_arrays(xs, ws, strides, dilations, pads, groups)
+    y = apply(CONV, x, w, **attrs).numpy()
+    np.testing.assert_allclose(y, reference_grouped_conv(x, w, strides, dilations, pads,
+                                                         groups), rtol=1e-12, atol=1e-12)
+    # <conv(x, w), g> = <x, backprop_input(g, w)> = <w, backprop_filter(x, g)>.
+    dx = apply(CONV_BACKPROP_INPUT, g, w, input_size=xs[1:-1], **attrs).numpy()
+    dw = apply(CONV_BACKPROP_FILTER, x, g, window=ws[:-2], **attrs).numpy()
+    assert dx.shape == xs and dw.shape == ws
+    np.testing.assert_allclose(np.vdot(x, dx), np.vdot(y, g), rtol=1e-12)
+    np.testing.assert_allclose(np.vdot(w, dw), np.vdot(y, g), rtol=1e-12)
+
+
+@pytest.mark.parametrize("xs, ws, strides, dilations, pads, groups", PRIMITIVE_CASES[:3])
+def test_conv_primitives_gradients_match_finite_differences(xs, ws, strides, dilations,
+                                                            pads, groups):
+    from tapec.ops.conv import CONV, CONV_BACKPROP_FILTER, CONV_BACKPROP_INPUT
+    from tapec.ops.registry import apply
+    x, w, g, attrs = _primitive_arrays(xs, ws, strides, dilations, pads, groups)
+    cases = [(lambda a, b: apply(CONV, a, b, **attrs), [x, w]),
+             (lambda a, b: apply(CONV_BACKPROP_INPUT, a, b, input_size=xs[1:-1], **attrs),
+              [g, w]),
+             (lambda a, b: apply(CONV_BACKPROP_FILTER, a, b, window=ws[:-2], **attrs),
+              [x, g])]
+    for f, arrays in cases:
+        weight = RNG.normal(size=f(*arrays).shape)
+        fd.check_gradients(lambda a, b: f(a, b) * weight, arrays, rtol=1e-6, atol=1e-7)
+
+
+def test_conv_third_derivatives_stay_within_the_three_primitives():
+    """d/dw of u . H(w) u for f(w) = sum(conv(x, w)^3) / 6 (a third derivative: the VJPs of
+    the two backprop ops, differentiated again) against differences of u . H(w) u."""
+    x, u = RNG.normal(size=(1, 5, 2)), RNG.normal(size=(3, 2, 1))
+
+    def curvature(b):                                     # u . H(b) u, by nested tapes
+        with tf.GradientTape() as outer:
+            outer.watch(b)
+            with tf.GradientTape() as inner:
+                inner.watch(b)
+                value = tf.reduce_sum(tf.nn.conv1d(x, b, 2, "SAME") ** 3) / 6
+            along = tf.reduce_sum(inner.gradient(value, b) * u)
+        return tf.reduce_sum(outer.gradient(along, b) * u)
+
+    w = tf.constant(RNG.normal(size=(3, 2, 1)))
+    with tf.GradientTape() as tape:
+        tape.watch(w)
+        c = curvature(w)
+    np.testing.assert_allclose(
+        tape.gradient(c, w).numpy(),
+        fd.gradient(lambda b: curvature(tf.constant(b)).numpy(), [w.numpy()], 0),
+        rtol=1e-6, atol=1e-7)
+
+
+BATCH_CASES = [(name, arrays, {**geometry, **extra}, flags)
+               for case in PRIMITIVE_CASES[:2]
+               for x, w, g, geometry in [_primitive_arrays(*case)]
+               for name, arrays, extra in [
+                   ("conv", [x, w], {}),
+                   ("conv_backprop_input", [g, w], {"input_size": case[0][1:-1]}),
+                   ("conv_backprop_filter", [x, g], {"window": case[1][:-2]})]
+               for flags in [(True, False), (False, True), (True, True)]]
+
+
+@pytest.mark.parametrize("name, args, attrs, flags", BATCH_CASES,
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(BATCH_CASES)])
+def test_conv_batching_rules_match_row_by_row(name, args, attrs, flags):
+    from tests.batching_check import check_batching_rule
+    check_batching_rule(name, args, attrs, flags)
+
+
+@pytest.mark.parametrize("call, error, words", [
+    (lambda op, apply: apply(op["conv"], np.ones((1, 5, 4)), np.ones((2, 3, 2)),
+                             strides=(1,), dilations=(1,), pads=((0, 0),), groups=2),
+     ValueError, "groups=2 the kernel must have shape"),
+    (lambda op, apply: apply(op["conv"], np.ones((1, 2, 1)), np.ones((4, 1, 1)),
+                             strides=(1,), dilations=(1,), pads=((0, 1),), groups=1),
+     ValueError, r"does not fit the spatial axes \(2,\)"),
+    (lambda op, apply: apply(op["conv_backprop_input"], np.ones((1, 3, 1)),
+                             np.ones((2, 1, 1)), input_size=(5,), strides=(1,),
+                             dilations=(1,), pads=((0, 0),), groups=1),
+     ValueError, r"output gradient must have shape \(batch, \*\(4,\), 1\)"),
+    (lambda op, apply: apply(op["conv_backprop_filter"], np.ones((1, 5, 1), np.float32),
+                             np.ones((1, 4, 1)), window=(2,), strides=(1,), dilations=(1,),
+                             pads=((0, 0),), groups=1),
+     TypeError, "must have one dtype"),
+])
+def test_conv_primitives_name_bad_arguments(call, error, words):
+    from tapec.ops import REGISTRY
+    from tapec.ops.registry import apply
+    with pytest.raises(error, match=words):
+        call(REGISTRY, apply)
+
+
 def test_conv_and_pool_in_a_function_with_a_none_batch_trace_once():
     w = tf.Variable(RNG.normal(size=(3, 3, 2, 4)))
 
@@ -286,6 +413,63 @@ def test_conv_and_pool_in_a_function_with_a_none_batch_trace_once():
         np.testing.assert_allclose(y.numpy(), expected.numpy(), rtol=1e-12)
         np.testing.assert_allclose(g.numpy(), tape.gradient(expected, w).numpy(), rtol=1e-10)
     assert step.experimental_get_tracing_count() == 1
+
+
+# --- depthwise, separable and transposed convolutions -----------------------------------------
+
+def test_depthwise_conv2d_is_each_channel_convolved_with_its_own_filters():
+    x, w = RNG.normal(size=(2, 6, 5, 3)), RNG.normal(size=(3, 2, 3, 2))
+    y = tf.nn.depthwise_conv2d(x, w, [1, 2, 1, 1], "SAME", dilations=None)
+    expected = np.concatenate([reference_conv(x[..., c:c + 1], w[:, :, c:c + 1, :], (2, 1),
+                                              (1, 1), "SAME") for c in range(3)], axis=-1)
+    np.testing.assert_allclose(y.numpy(), expected, rtol=1e-12, atol=1e-12)
+    pointwise = RNG.normal(size=(1, 1, 6, 4))
+    separable = tf.nn.separable_conv2d(x, w, pointwise, [1, 2, 1, 1], "SAME")
+    np.testing.assert_allclose(separable.numpy(), np.einsum("nhwc,cf->nhwf", expected,
+                                                            pointwise[0, 0]), rtol=1e-12)
+
+
+@pytest.mark.parametrize("xs, ks, output_shape, strides, padding", [
+    ((2, 4, 3, 2), (3, 3, 5, 2), (2, 8, 6, 5), 2, "SAME"),
+    ((1, 4, 3, 2), (3, 2, 1, 2), (1, 9, 8, 1), (2, 3), "VALID"),
+    ((2, 5, 3), (4, 2, 3), (2, 10, 2), 2, "SAME"),
+])
+def test_conv_transpose_is_the_adjoint_of_conv(xs, ks, output_shape, strides, padding):
+    """<conv_transpose(x, k), z> = <x, conv(z, k)> for every z of the output's shape."""
+    x, k, z = RNG.normal(size=xs), RNG.normal(size=ks), RNG.normal(size=output_shape)
+    y = tf.nn.conv_transpose(x, k, output_shape, strides, padding)
+    assert y.shape == output_shape
+    np.testing.assert_allclose(np.vdot(y.numpy(), z), np.vdot(
+        x, tf.nn.convolution(z, k, strides, padding).numpy()), rtol=1e-12)
+    named = {3: tf.nn.conv1d_transpose, 4: tf.nn.conv2d_transpose}[len(xs)]
+    np.testing.assert_allclose(named(x, k, output_shape, strides, padding).numpy(),
+                               y.numpy(), rtol=1e-12)
+
+
+def test_depthwise_and_transposed_convolutions_match_tensorflow():
+    tf_real = pytest.importorskip("tensorflow")
+    x = RNG.normal(size=(2, 7, 6, 3)).astype(np.float32)
+    w, k = RNG.normal(size=(3, 2, 3, 2)).astype(np.float32), \
+        RNG.normal(size=(3, 3, 4, 3)).astype(np.float32)
+    for ours, theirs in [
+            (tf.nn.depthwise_conv2d(x, w, [1, 2, 2, 1], "VALID"),
+             tf_real.nn.depthwise_conv2d(x, w, [1, 2, 2, 1], "VALID")),
+            (tf.nn.depthwise_conv2d(x, w, [1, 1, 1, 1], "SAME", dilations=[2, 1]),
+             tf_real.nn.depthwise_conv2d(x, w, [1, 1, 1, 1], "SAME", dilations=[2, 1])),
+            (tf.nn.conv2d_transpose(x, k, (2, 14, 11, 4), 2, "SAME"),
+             tf_real.nn.conv2d_transpose(x, k, (2, 14, 11, 4), 2, "SAME")),
+            (tf.nn.conv2d_transpose(x, k, (2, 15, 13, 4), 2, "VALID"),
+             tf_real.nn.conv2d_transpose(x, k, (2, 15, 13, 4), 2, "VALID"))]:
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_depthwise_and_transposed_gradients_match_finite_differences():
+    x, w = RNG.normal(size=(1, 5, 4, 2)), RNG.normal(size=(2, 2, 2, 2))
+    fd.check_gradients(lambda a, b: tf.nn.depthwise_conv2d(a, b, [1, 1, 1, 1], "SAME") ** 2,
+                       [x, w])
+    k = RNG.normal(size=(3, 2, 3, 2))
+    fd.check_gradients(lambda a, b: tf.nn.conv2d_transpose(a, b, (1, 10, 8, 3), 2) ** 2,
+                       [x, k])
 
 
 # --- errors -----------------------------------------------------------------------------------
@@ -312,6 +496,17 @@ def test_conv_and_pool_in_a_function_with_a_none_batch_trace_once():
     (lambda: tf.nn.avg_pool(np.ones((5, 5)), 2, 2, "SAME"), ValueError, "rank 3, 4 or 5"),
     (lambda: tf.nn.max_pool2d(np.ones((1, 5, 5, 1)), 2, 2, "SAME", data_format="NHCW"),
      ValueError, "data_format"),
+    (lambda: tf.nn.depthwise_conv2d(np.ones((1, 5, 5, 3)), np.ones((2, 2, 2, 1)), 1,
+                                    "SAME"), ValueError, "in_channels = 3"),
+    (lambda: tf.nn.depthwise_conv2d(np.ones((1, 5, 5, 1)), np.ones((2, 2, 1, 1)), 2,
+                                    "SAME", dilations=2), ValueError, "need strides of 1"),
+    (lambda: tf.nn.conv2d_transpose(np.ones((1, 4, 4, 2)), np.ones((3, 3, 1, 2)),
+                                    (1, 9, 9, 1), 2, "SAME"),
+     ValueError, r"convolves back to \(5, 5\), not to the input's \(4, 4\)"),
+    (lambda: tf.nn.conv2d_transpose(np.ones((1, 4, 4, 2)), np.ones((3, 3, 1, 2)),
+                                    (1, 8, 8, 3), 2, "SAME"), ValueError, "output channels"),
+    (lambda: tf.nn.conv2d_transpose(np.ones((1, 4, 4, 2)), np.ones((3, 3, 1, 3)),
+                                    (1, 8, 8, 1), 2, "SAME"), ValueError, "in_channels = 2"),
 ])
 def test_bad_arguments_are_named(call, error, words):
     with pytest.raises(error, match=words):

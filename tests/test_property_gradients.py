@@ -256,6 +256,36 @@ def _decomposition(fn, square=True, spd=False, real_spectrum=False):
     return build
 
 
+def _conv_family(name):
+    """A random convolution geometry (1 or 2 spatial axes, windows, strides, dilations,
+    paddings, groups) and the op `name` on random operands of its shapes."""
+    from tapec.ops.conv import output_size
+
+    def build(data):
+        draw = lambda label, low, high: data.draw(st.integers(low, high), label=label)  # noqa: E731
+        spatial, groups = draw("spatial", 1, 2), draw("groups", 1, 2)
+        window = tuple(draw("window", 1, 3) for _ in range(spatial))
+        strides = tuple(draw("stride", 1, 2) for _ in range(spatial))
+        dilations = tuple(draw("dilation", 1, 2) for _ in range(spatial))
+        pads = tuple((draw("before", 0, 2), draw("after", 0, 2)) for _ in range(spatial))
+        size = tuple(max(draw("size", 1, 4), (k - 1) * d + 1 - a - b)
+                     for k, d, (a, b) in zip(window, dilations, pads))
+        cin, fout = groups * draw("channels", 1, 2), groups * draw("filters", 1, 2)
+        outs = tuple(map(output_size, size, window, strides, dilations, pads))
+        n = draw("batch", 1, 2)
+        x, w, g = (_values(data, shape) for shape in
+                   [(n, *size, cin), (*window, cin // groups, fout), (n, *outs, fout)])
+        geometry = {"strides": strides, "dilations": dilations, "pads": pads,
+                    "groups": groups}
+        op = REGISTRY[name]
+        if name == "conv":
+            return (lambda a, b: apply(op, a, b, **geometry)), [x, w]
+        if name == "conv_backprop_input":
+            return (lambda a, b: apply(op, a, b, input_size=size, **geometry)), [g, w]
+        return (lambda a, b: apply(op, a, b, window=window, **geometry)), [x, g]
+    return build
+
+
 def _band_part(data):
     shape = data.draw(hnp.array_shapes(min_dims=2, max_dims=3, min_side=0, max_side=3))
     lower, upper = (data.draw(st.integers(-1, 2), label=w) for w in ("lower", "upper"))
@@ -285,6 +315,8 @@ BUILDERS = {
     "broadcast_to": _broadcast_to, "reshape": _reshape, "transpose": _transpose,
     "tile": _tile, "concat": _concat, "getitem": _getitem, "gather": _gather,
     "matmul": _matmul, "einsum": _einsum,
+    **{name: _conv_family(name) for name in ("conv", "conv_backprop_input",
+                                             "conv_backprop_filter")},
     "matrix_inverse": _matrix(tf.linalg.inv), "matrix_determinant": _matrix(tf.linalg.det),
     "log_abs_determinant": _matrix(lambda a: tf.linalg.slogdet(a)[1]),
     "matrix_solve": _solve, "matrix_diag": _diag, "matrix_diag_part": _diag_part,

@@ -16,7 +16,7 @@ from tapec.ops.registry import apply
 FAMILY_MODULES = ["test_op_gradients", "test_elementwise_ops", "test_reductions",
                   "test_shape_ops", "test_linalg", "test_nn_ops", "test_simplify",
                   "test_numpy_structure", "test_decompositions"]
-FAMILY_MODULES += ["test_elementwise_math"]
+FAMILY_MODULES += ["test_elementwise_math", "test_nn_conv_pool"]
 
 # Ops with a VJP whose correctness is established elsewhere: variable reads, the plumbing
 # the reverse pass inserts itself (checked through every broadcasting and indexing case),

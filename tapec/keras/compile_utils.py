@@ -7,7 +7,8 @@ from .. import nest
 from . import losses as losses_module
 from . import metrics as metrics_module
 
-__all__ = ["CompiledLoss", "aligned", "output_layer_names", "metric_list", "resolve_metric"]
+__all__ = ["CompiledLoss", "MetricEntry", "aligned", "compiled_metrics", "output_layer_names",
+           "metric_list", "resolve_metric"]
 
 
 # --- the compiled loss ---------------------------------------------------------------------
@@ -86,14 +87,79 @@ def output_layer_names(model) -> list | None:
 
 # --- metrics --------------------------------------------------------------------------------
 
-def metric_list(metrics, what) -> list:
+def metric_list(metrics, what):
+    """compile's `metrics` as given: None, one metric, a list, or (for several outputs) a
+    list with one entry per output or a dict keyed by output name (checked when the
+    outputs are known, on the first batch)."""
     if metrics is None:
         return []
-    if isinstance(metrics, dict) or (isinstance(metrics, (list, tuple)) and
-                                     any(isinstance(m, (list, tuple, dict)) for m in metrics)):
-        raise NotImplementedError(f"compile: {what} per output (nested lists or dicts) are not "
-                                  "supported; give one flat list")
-    return list(metrics) if isinstance(metrics, (list, tuple)) else [metrics]
+    return metrics if isinstance(metrics, (list, tuple, dict)) else [metrics]
+
+
+class MetricEntry:
+    """One compiled metric: the Metric, whether it takes sample weights, which output it
+    watches (an index into the flattened predictions) and its name in the logs."""
+
+    def __init__(self, metric, weighted, output, log_name):
+        self.metric, self.weighted, self.output, self.log_name = \
+            metric, weighted, output, log_name
+
+
+def _per_output(specs, count, y_pred, names, what) -> list:
+    """Keras 3's forms for several outputs: a list with one entry per output, or a dict
+    keyed by output name (outputs left out get none)."""
+    flat_outputs = nest.is_nested(y_pred) and len(y_pred) == count
+    if flat_outputs and isinstance(specs, (list, tuple)) and len(specs) == count:
+        return list(specs)
+    if flat_outputs and names and isinstance(specs, dict) and set(specs) <= set(names):
+        return [specs.get(name) for name in names]
+    raise ValueError(f"Invalid `{what}`. `{what}` should contain metrics objects and "
+                     f"either be a dict or a list matching the output names of the model "
+                     f"{names} (one entry per output, each a metric or a list of metrics). "
+                     f"Received: {what}={specs!r}")
+
+
+def compiled_metrics(specs, loss, y, y_pred, names) -> list:
+    """The MetricEntry list for compile's (metrics, weighted_metrics) on the first batch,
+    as Keras 3's CompileMetrics builds it: for one output every metric watches it; for
+    several, each output has its own, logged as "<output name>_<metric name>"."""
+    preds = nest.flatten(y_pred)
+    count = len(preds)
+    if count > 1 and isinstance(y_pred, dict):
+        names = sorted(y_pred)                 # the flattening order of a dict
+    trues = aligned(y, y_pred, names, "y") if count > 1 else [y]
+    entries, seen = [], {}
+    for given, weighted, what in ((specs[0], False, "metrics"),
+                                  (specs[1], True, "weighted_metrics")):
+        if not given:
+            continue
+        per_output = [nest.flatten(given)] if count == 1 else \
+            _per_output(given, count, y_pred, names, what)
+        for index, output_specs in enumerate(per_output):
+            if output_specs is None:
+                continue
+            if not isinstance(output_specs, (list, tuple)):
+                output_specs = [output_specs]
+            for spec in output_specs:
+                metric = resolve_metric(spec, loss if count == 1 else None, trues[index],
+                                        preds[index])
+                prefix = "" if count == 1 or not names else f"{names[index]}_"
+                log_name = _unique(prefix + metric.name, seen,
+                                   prefix + "weighted_" + metric.name if weighted else None)
+                entries.append(MetricEntry(metric, weighted, index, log_name))
+    return entries
+
+
+def _unique(name, seen, weighted_name=None):
+    """Keras 3's log names: a repeated name gets "_1", "_2", ...; a weighted metric whose
+    name is taken is first renamed "weighted_<name>"."""
+    if name not in seen:
+        seen[name] = 1
+        return name
+    if weighted_name is not None:
+        return _unique(weighted_name, seen)
+    seen[name] += 1
+    return f"{name}_{seen[name] - 1}"
 
 
 def resolve_metric(spec, loss, y, y_pred):

@@ -6,7 +6,7 @@ their first axis; with `shuffle`, each epoch takes its order from
 `tapec.random.shuffle(tapec.range(n))`, so a run after `tf.random.set_seed(s)` repeats
 exactly. Floating arrays are cast to float32 (Keras's floatx), as Keras 3 does;
 integer and bool arrays keep their dtype. A `tapec.data.Dataset` gives its elements
-as they are: each is one batch. A batch reaches a step as the tuple `(x, y,
+as they are: each is one batch; a Python generator too (its arrays converted as above). A batch reaches a step as the tuple `(x, y,
 sample_weight)`, shortened to `(x, y)` or `(x,)` when the last parts are None.
 """
 from __future__ import annotations
@@ -24,7 +24,8 @@ from ..ops.shape import range as tf_range
 from ..tensor import Tensor, convert_to_tensor
 
 __all__ = ["unpack_x_y_sample_weight", "pack_x_y_sample_weight", "ArrayBatches",
-           "DatasetBatches", "EpochIterator", "batches_of", "train_validation_split"]
+           "DatasetBatches", "GeneratorBatches", "EpochIterator", "batches_of", "executions",
+           "train_validation_split"]
 
 FLOATX = np.dtype(np.float32)
 
@@ -166,19 +167,58 @@ class DatasetBatches:
             yield element if isinstance(element, tuple) else (element,)
 
 
+class GeneratorBatches:
+    """The batches a Python generator (or any iterator) yields: `x`, `(x,)`, `(x, y)` or
+    `(x, y, sample_weight)`, floating arrays as float32. A generator runs once: its
+    batches are read as they come, across epochs, and never again once it is exhausted."""
+
+    num_batches = None
+
+    def __init__(self, iterator: Iterator, what="fit"):
+        self.iterator, self.what = iterator, what
+
+    def __iter__(self) -> Iterator[tuple]:
+        for element in self.iterator:
+            parts = unpack_x_y_sample_weight(element)
+            yield pack_x_y_sample_weight(*(
+                None if part is None else
+                nest.map_structure(convert_to_tensor, _arrays(part, self.what))
+                for part in parts))
+
+
+def is_generator(x) -> bool:
+    """A Python generator or iterator (Keras 3 reads both as a stream of batches)."""
+    return isinstance(x, Iterator) and not isinstance(x, (Dataset, np.ndarray, Tensor))
+
+
 def batches_of(x, y=None, sample_weight=None, batch_size=None, shuffle=False,
                class_weight=None, what="fit"):
-    """ArrayBatches or DatasetBatches for what `fit` / `evaluate` / `predict` received."""
-    if isinstance(x, Dataset):
+    """ArrayBatches, DatasetBatches or GeneratorBatches for what `fit` / `evaluate` /
+    `predict` received."""
+    if isinstance(x, Dataset) or is_generator(x):
+        kind = "a Dataset" if isinstance(x, Dataset) else "a generator"
         given = [name for name, value in (("y", y), ("sample_weight", sample_weight),
                                           ("batch_size", batch_size),
                                           ("class_weight", class_weight)) if value is not None]
         if given:
-            raise ValueError(f"{what}: when x is a Dataset it holds the batches: "
+            raise ValueError(f"{what}: when x is {kind} it holds the batches: "
                              f"{', '.join(given)} must not be given (got {given[0]}); "
-                             "batch the Dataset with .batch(n) and put the targets in it")
-        return DatasetBatches(x, what)
+                             "make it yield (x, y) or (x, y, sample_weight) batches")
+        return DatasetBatches(x, what) if isinstance(x, Dataset) else GeneratorBatches(x, what)
     return ArrayBatches(x, y, sample_weight, batch_size, shuffle, class_weight, what)
+
+
+def executions(batches, steps_per_execution: int):
+    """The batches in groups of `steps_per_execution` (compile's): (first step, last step,
+    batches), the last group possibly shorter. Callbacks see one step per group."""
+    group: list = []
+    for step, batch in enumerate(batches):
+        group.append(batch)
+        if len(group) == steps_per_execution:
+            yield step - len(group) + 1, step, group
+            group = []
+    if group:
+        yield step - len(group) + 1, step, group
 
 
 class EpochIterator:

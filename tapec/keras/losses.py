@@ -26,6 +26,7 @@ from .loss_functions import (BCE, KLD, MAE, MAPE, MSE, MSLE, as_tensor, batch_si
                              mean_squared_error, mean_squared_logarithmic_error, mse, msle,
                              poisson, sparse_categorical_crossentropy, squared_hinge,
                              squeeze_or_expand_to_same_rank)
+from .masking import get_keras_mask
 
 REDUCTIONS = ("sum_over_batch_size", "sum", "mean", "mean_with_sample_weight", "none", None)
 _AVERAGING = ("sum_over_batch_size", "mean", "mean_with_sample_weight")
@@ -52,7 +53,7 @@ def divide_no_nan(numerator, denominator):
     return ew.where(zero, as_tensor(0, numerator.dtype), ew.divide(numerator, safe))
 
 
-def _mask_weights(sample_weight, mask, dtype, reduction):
+def apply_mask(sample_weight, mask, dtype, reduction):
     """Keras 3 folds a mask into the sample weights. For the batch-size averages the
     kept entries weigh total/kept, so the mean runs over the kept entries only."""
     if mask is None:
@@ -75,7 +76,7 @@ def reduce_weighted_values(values, sample_weight=None, mask=None,
     values = as_tensor(values, dtype)
     if sample_weight is not None:
         sample_weight = as_tensor(sample_weight, values.dtype)
-    sample_weight = _mask_weights(sample_weight, mask, values.dtype, reduction)
+    sample_weight = apply_mask(sample_weight, mask, values.dtype, reduction)
     if sample_weight is not None:
         values, sample_weight = squeeze_or_expand_to_same_rank(values, sample_weight)
         values = ew.multiply(values, sample_weight)
@@ -106,9 +107,14 @@ class Loss:
         return self._dtype
 
     def __call__(self, y_true, y_pred, sample_weight=None):
+        # Keras 3: the mask a layer attached to y_pred (Embedding(mask_zero=True),
+        # Masking...) weighs the values, with the loss's own mask (ignore_class).
+        in_mask = get_keras_mask(y_pred)
         y_pred = as_tensor(y_pred, self.dtype)
         y_true = as_tensor(y_true, self.dtype)
         values, mask = self._call_with_mask(y_true, y_pred)
+        if in_mask is not None:
+            mask = in_mask if mask is None else ew.logical_and(cast(in_mask, "bool"), mask)
         return reduce_weighted_values(values, sample_weight, mask, self.reduction, self.dtype)
 
     def call(self, y_true, y_pred):

@@ -27,6 +27,7 @@ from .loss_functions import (as_tensor, binary_crossentropy, categorical_crossen
                              sparse_categorical_crossentropy, squared_hinge,
                              squeeze_or_expand_to_same_rank)
 from .losses import divide_no_nan, dtype_name
+from .masking import get_keras_mask
 
 
 class Metric:
@@ -171,7 +172,14 @@ class MeanMetricWrapper(Mean):
         self._fn_kwargs = kwargs
 
     def update_state(self, y_true, y_pred, sample_weight=None):
-        super().update_state(self._fn(y_true, y_pred, **self._fn_kwargs), sample_weight)
+        # Keras 3: a mask attached to y_pred multiplies the sample weights.
+        mask = get_keras_mask(y_pred)
+        values = self._fn(y_true, y_pred, **self._fn_kwargs)
+        if mask is not None:
+            sample_weight = losses_module.apply_mask(
+                None if sample_weight is None else as_tensor(sample_weight, self.dtype),
+                mask, self.dtype, "sum")
+        super().update_state(values, sample_weight)
 
     def get_config(self):
         return {**super().get_config(), **self._fn_kwargs}

@@ -30,9 +30,11 @@ from ..tensor import Tensor
 from . import callbacks as callbacks_module
 from . import metrics as metrics_module
 from . import optimizers as optimizers_module
-from .compile_utils import CompiledLoss, metric_list, output_layer_names, resolve_metric
-from .data_adapter import (EpochIterator, batches_of, pack_x_y_sample_weight,
-                           train_validation_split, unpack_x_y_sample_weight)
+from .compile_utils import (CompiledLoss, aligned, compiled_metrics, metric_list,
+                            output_layer_names)
+from .data_adapter import (EpochIterator, batches_of, executions, is_generator,
+                           pack_x_y_sample_weight, train_validation_split,
+                           unpack_x_y_sample_weight)
 
 __all__ = ["Trainer", "unpack_x_y_sample_weight", "pack_x_y_sample_weight"]
 
@@ -47,9 +49,10 @@ class _State:
         self.loss = None                 # what compile received
         self.compiled_loss = None        # a _CompiledLoss
         self.metric_specs = ([], [])     # (metrics, weighted_metrics) as given
-        self.compiled_metrics = None     # [(metric, weighted)] once resolved
+        self.compiled_metrics = None     # [MetricEntry] once resolved
         self.loss_tracker = None
         self.run_eagerly = False
+        self.steps_per_execution = 1
         self.train_function = self.test_function = self.predict_function = None
         self.history = None
 
@@ -122,11 +125,15 @@ class Trainer:
         step of fit or evaluate), in compile's order."""
         state = self._training
         tracked = [state.loss_tracker] if state.loss_tracker is not None else []
-        return tracked + [metric for metric, _ in state.compiled_metrics or ()]
+        return tracked + [entry.metric for entry in state.compiled_metrics or ()]
 
     @property
     def metrics_names(self) -> list[str]:
-        return [metric.name for metric in self.metrics]
+        """The names of the logs: "loss", then the metrics (those of one output among
+        several prefixed by the output's name, as Keras 3)."""
+        state = self._training
+        tracked = [state.loss_tracker.name] if state.loss_tracker is not None else []
+        return tracked + [entry.log_name for entry in state.compiled_metrics or ()]
 
     @property
     def metrics_variables(self) -> list:
@@ -146,11 +153,16 @@ class Trainer:
         name, a Loss, a function, or a list / dict of them for several outputs), optional
         `loss_weights`, `metrics` (updated without sample weights) and `weighted_metrics`
         (updated with them). `jit_compile` and `auto_scale_loss` are accepted and have no
-        effect (tapec always compiles); `steps_per_execution` must be 1."""
-        if steps_per_execution != 1:
-            raise NotImplementedError(f"compile: steps_per_execution={steps_per_execution!r} "
-                                      "is not supported; tapec runs one step per call (1)")
+        effect (tapec always compiles). With `steps_per_execution` N, fit, evaluate and
+        predict run N compiled steps between two calls of the batch callbacks (the
+        numbers are those of N = 1)."""
+        if isinstance(steps_per_execution, bool) or \
+                not isinstance(steps_per_execution, (int, np.integer)) or \
+                steps_per_execution < 1:
+            raise ValueError(f"compile: steps_per_execution must be a positive int, got "
+                             f"{steps_per_execution!r}")
         state = self._training
+        state.steps_per_execution = int(steps_per_execution)
         state.optimizer = optimizers_module.get(optimizer)
         state.loss = loss
         state.compiled_loss = None if loss is None else CompiledLoss(loss, loss_weights)
@@ -187,35 +199,42 @@ class Trainer:
         return total
 
     def _build_metrics(self, y, y_pred) -> None:
-        """Resolve compile's metric names ("accuracy" by the loss and shapes) once."""
+        """Resolve compile's metrics ("accuracy" by the loss and shapes; one list per
+        output for several outputs) once, on the first batch."""
         state = self._training
-        if state.compiled_metrics is not None:
-            return
-        metrics, weighted = state.metric_specs
-        if (metrics or weighted) and (nest.is_nested(y_pred) or nest.is_nested(y)):
-            raise NotImplementedError("compile(metrics=...) with several outputs is not "
-                                      "supported; write a train_step that updates them")
-        resolved = []
-        for specs, is_weighted in ((metrics, False), (weighted, True)):
-            for spec in specs:
-                resolved.append((resolve_metric(spec, state.loss, y, y_pred), is_weighted))
-        state.compiled_metrics = resolved
+        if state.compiled_metrics is None:
+            state.compiled_metrics = compiled_metrics(state.metric_specs, state.loss, y,
+                                                      y_pred, output_layer_names(self))
 
     def compute_metrics(self, x, y, y_pred, sample_weight=None) -> dict:
         """Update the compiled metrics with this batch; returns every metric's result."""
         self._build_metrics(y, y_pred)
-        for metric, weighted in self._training.compiled_metrics:
-            metric.update_state(y, y_pred, sample_weight=sample_weight if weighted else None)
+        entries = self._training.compiled_metrics
+        if entries:
+            preds = nest.flatten(y_pred)
+            names = None if isinstance(y_pred, dict) else output_layer_names(self)
+            trues = aligned(y, y_pred, names, "y") if len(preds) > 1 else [y]
+            weights = aligned(sample_weight, y_pred, names, "sample_weight") \
+                if len(preds) > 1 else [sample_weight]
+            weights = weights * len(preds) if len(weights) == 1 else weights
+            for entry in entries:
+                i = entry.output
+                y_pred_i = y_pred if len(preds) == 1 else preds[i]
+                entry.metric.update_state(trues[i], y_pred_i,
+                                          sample_weight=weights[i] if entry.weighted else None)
         return self.get_metrics_result()
 
     def get_metrics_result(self) -> dict:
+        """The result of every metric in `self.metrics`, by log name."""
+        log_names = {id(entry.metric): entry.log_name
+                     for entry in self._training.compiled_metrics or ()}
         results = {}
         for metric in self.metrics:
             value = metric.result()
             if isinstance(value, dict):
                 results.update(value)
             else:
-                results[metric.name] = value
+                results[log_names.get(id(metric), metric.name)] = value
         return results
 
     def _track_loss(self, loss, x) -> None:
@@ -310,9 +329,9 @@ class Trainer:
         if validation_split and validation_data is None:
             if not 0 < validation_split < 1:
                 raise ValueError(f"validation_split must be in (0, 1), got {validation_split}")
-            if _is_dataset(x):
+            if _is_dataset(x) or is_generator(x):
                 raise ValueError("validation_split is only supported for arrays and tensors, "
-                                 "not a Dataset; pass validation_data")
+                                 "not a Dataset or a generator; pass validation_data")
             (x, y, sample_weight), validation_data = train_validation_split(
                 (x, y, sample_weight), validation_split)
         train = EpochIterator(batches_of(x, y, sample_weight, batch_size, shuffle,
@@ -326,6 +345,7 @@ class Trainer:
             callbacks, add_history=True, add_progbar=verbose != 0, model=self,
             verbose=verbose, epochs=epochs, steps=train.num_batches)
         self.stop_training = False
+        spe = self._training.steps_per_execution
         train_function = self.make_train_function()
         callback_list.on_train_begin()
         prepared = False
@@ -334,15 +354,23 @@ class Trainer:
             self.reset_metrics()
             callback_list.on_epoch_begin(epoch)
             logs: dict = {}
-            for step, batch in enumerate(train.epoch()):
+            ran = False
+            for first, last, group in executions(train.epoch(), spe):
                 if not prepared:
-                    self._prepare(batch, training=True)
+                    self._prepare(group[0], training=True)
                     prepared = True
-                callback_list.on_train_batch_begin(step)
-                logs = python_logs(train_function(batch))
-                callback_list.on_train_batch_end(step, logs)
+                callback_list.on_train_batch_begin(first)
+                for batch in group:
+                    result = train_function(batch)
+                logs = python_logs(result)
+                ran = True
+                callback_list.on_train_batch_end(last, logs)
                 if self.stop_training:
                     break
+            if not ran:
+                raise ValueError(f"fit: the data gave no batch in epoch {epoch + 1}; a "
+                                 "generator runs once, so pass steps_per_epoch with one "
+                                 "that yields batches without end, or a Dataset")
             epoch_logs = dict(logs)
             if validation is not None and _validates(epoch, validation_freq):
                 val_logs = self._evaluate_batches(validation, callback_list)
@@ -362,12 +390,15 @@ class Trainer:
         self.reset_metrics()
         callback_list.on_test_begin()
         logs: dict = {}
-        for step, batch in enumerate(batches.epoch()):
-            if step == 0:
-                self._prepare(batch)
-            callback_list.on_test_batch_begin(step)
-            logs = python_logs(test_function(batch))
-            callback_list.on_test_batch_end(step, logs)
+        for first, last, group in executions(batches.epoch(),
+                                             self._training.steps_per_execution):
+            if first == 0:
+                self._prepare(group[0])
+            callback_list.on_test_batch_begin(first)
+            for batch in group:
+                result = test_function(batch)
+            logs = python_logs(result)
+            callback_list.on_test_batch_end(last, logs)
         callback_list.on_test_end(logs)
         return logs
 
@@ -405,13 +436,14 @@ class Trainer:
         predict_function = self.make_predict_function()
         callback_list.on_predict_begin()
         outputs = []
-        for step, batch in enumerate(batches.epoch()):
-            if step == 0:
-                self._prepare(batch)
-            callback_list.on_predict_batch_begin(step)
-            result = predict_function(batch)
-            outputs.append(nest.map_structure(_to_numpy, result))
-            callback_list.on_predict_batch_end(step, {"outputs": outputs[-1]})
+        for first, last, group in executions(batches.epoch(),
+                                             self._training.steps_per_execution):
+            if first == 0:
+                self._prepare(group[0])
+            callback_list.on_predict_batch_begin(first)
+            for batch in group:
+                outputs.append(nest.map_structure(_to_numpy, predict_function(batch)))
+            callback_list.on_predict_batch_end(last, {"outputs": outputs[-1]})
         callback_list.on_predict_end()
         if not outputs:
             raise ValueError("predict: the data gave no batch to predict on")

@@ -65,10 +65,10 @@ MISSING: dict[str, dict[str, str]] = {
         "queue": "tapec has no queues; use tapec.data", "estimator": "tapec has no Estimators",
         "xla": "tapec compiles to NumPy, not XLA",
     },
-    "nn": {name: "transposed, depthwise and separable convolutions are not implemented in "
-                 "tapec; tapec.nn has conv1d/conv2d/conv3d, max_pool* and avg_pool*"
-           for name in ("conv2d_transpose", "conv1d_transpose", "conv3d_transpose",
-                        "depthwise_conv2d", "separable_conv2d", "atrous_conv2d", "pool")},
+    "nn": {name: "atrous convolutions and tf.nn.pool are not implemented in tapec; tapec.nn "
+                 "has convolution (dilations=), conv*_transpose, depthwise and separable "
+                 "convolutions, max_pool* and avg_pool*"
+           for name in ("atrous_conv2d", "atrous_conv2d_transpose", "pool")},
     "linalg": {"LinearOperator": "linear operators are not implemented in tapec; use dense "
                                  "matrices and tapec.linalg's ops"},
     "data": {name: _STRINGS + " (file datasets)"

@@ -1,21 +1,20 @@
 """Convolution and pooling (`tf.nn.conv1d`, `conv2d`, `conv3d`, `convolution`,
-`max_pool*`, `avg_pool*`), channels last, as composites of slicing, `concat`, `matmul`
-and reductions.
+`max_pool*`, `avg_pool*`), channels last: TensorFlow's argument conventions, checked here,
+on the `conv` primitive (tapec/ops/conv.py) and on pooling composites.
 
 A window op reads, for every output position p and window offset k, the input at
-p * stride + k * dilation (after padding). Each offset k is one strided slice of the
-padded input, so the windows are a handful of slices laid side by side:
+p * stride + k * dilation (after padding). Convolution is one primitive whose derivatives
+are primitives too (the transposed convolution and the kernel correlation). Pooling is a
+composite: each offset k is one strided slice of the padded input, so the windows are a
+handful of slices laid side by side:
 
-    conv:      y[n, p, f] = sum_{k, c} x_pad[n, p*s + k*d, c] w[k, c, f]
-               = (concat_k slice_k(x_pad)) @ reshape(w, (K*C, F))        (one GEMM)
     max pool:  y[n, p, c] = max_k slice_k(x_pad)[n, p, c]   (padding is -inf)
     avg pool:  y[n, p, c] = sum_k slice_k(x_pad)[n, p, c] / (number of real inputs)
 
 Padding is a scatter into zeros (then a `where` for max pooling's -inf); pooling
-windows that tile the input are a reshape and a transpose instead. No primitive is
-declared: the derivatives (a slice's is a scatter, concat's a split, matmul's two
-matmuls), vectorized jacobians and Hessians come from the parts. Max pooling routes
-the gradient to the first maximum of each window (in row-major window order), as
+windows that tile the input are a reshape and a transpose instead. The derivatives (a
+slice's is a scatter), vectorized jacobians and Hessians come from the parts. Max pooling
+routes the gradient to the first maximum of each window (in row-major window order), as
 TensorFlow's MaxPoolGrad does, by selecting the window entry at `argmax` instead of
 differentiating `reduce_max` (which shares ties).
 """
@@ -27,11 +26,11 @@ import math
 import numpy as np
 
 from . import elementwise as ew
-from .linalg import matmul
 from .indexing import SCATTER, normalize_index
 from .reduce import argmax, reduce_sum
+from .conv import CONV, CONV_BACKPROP_INPUT
 from .registry import apply, to_tensors
-from .shape import concat, expand_dims, reshape, stack, transpose
+from .shape import expand_dims, reshape, stack, transpose
 
 _CHANNELS_FIRST = {"NCW", "NCHW", "NCDHW"}
 _CHANNELS_LAST = {"NWC", "NHWC", "NDHWC"}
@@ -182,9 +181,11 @@ def _input(op_name, x, spatial, kinds="f"):
 # --- convolution ----------------------------------------------------------------------------
 
 def convolve(op_name, input, filters, strides, padding, data_format, dilations, spatial,  # noqa: A002
-             causal=False):
-    """The convolution behind every public form (`causal` admits Keras' 'causal'
-    padding, which TensorFlow's ops do not take)."""
+             causal=False, groups=1):
+    """The convolution behind every public form: validation with TensorFlow's argument
+    conventions, then the `conv` primitive (`causal` admits Keras' 'causal' padding,
+    which TensorFlow's ops do not take; `groups` splits the channels as Keras' `groups`
+    and TensorFlow's grouped kernels of shape (*window, in_channels / groups, filters))."""
     # Converted together: a NumPy kernel takes the input tensor's dtype, as in TensorFlow.
     x, w = to_tensors(op_name, [input, filters])
     x = _to_channels_last(op_name, _input(op_name, x, spatial), spatial, data_format)
@@ -192,22 +193,21 @@ def convolve(op_name, input, filters, strides, padding, data_format, dilations, 
         raise TypeError(f"{op_name}: input and filters must have one dtype, got "
                         f"{x._dtype.name} and {w._dtype.name}")
     channels = x._shape[-1]
-    if len(w._shape) != spatial + 2 or w._shape[-2] != channels:
-        raise ValueError(f"{op_name}: filters must have shape (*window, in_channels, "
+    if len(w._shape) != spatial + 2 or w._shape[-2] * groups != channels or \
+            w._shape[-1] % groups:
+        per_group = "in_channels" if groups == 1 else f"in_channels / groups ({groups})"
+        raise ValueError(f"{op_name}: filters must have shape (*window, {per_group}, "
                          f"out_channels) with {spatial} window axes and in_channels = "
-                         f"{channels} (input shape {tuple(x._shape)}), got {w._shape}")
+                         f"{channels} (input shape {tuple(x._shape)})"
+                         + ("" if groups == 1 else ", out_channels a multiple of groups")
+                         + f", got {w._shape}")
     window = w._shape[:-2]
     strides = _per_axis(op_name, "strides", strides, spatial, data_format)
     dilations = _per_axis(op_name, "dilations", 1 if dilations is None else dilations,
                           spatial, data_format)
     padding = _paddings(op_name, padding, spatial, data_format, causal)
-    outs, pads = _geometry(op_name, x, window, strides, dilations, padding)
-    slices = _window_slices(_padded(x, pads, 0), window, strides, dilations, outs)
-    patches = concat(slices, axis=-1) if len(slices) > 1 else slices[0]
-    taps = math.prod(window) * channels
-    columns = reshape(patches, (-1, taps))
-    y = matmul(columns, reshape(w, (taps, w._shape[-1])))
-    y = reshape(y, (-1, *outs, w._shape[-1]))
+    _, pads = _geometry(op_name, x, window, strides, dilations, padding)
+    y = apply(CONV, x, w, strides=strides, dilations=dilations, pads=pads, groups=groups)
     return _from_channels_last(y, spatial, data_format)
 
 
@@ -244,6 +244,140 @@ def convolution(input, filters, strides=None, padding="VALID", data_format=None,
         raise ValueError(f"convolution: filters must have rank 3, 4 or 5, got shape {shape}")
     return convolve("convolution", input, filters, 1 if strides is None else strides,
                     padding, data_format, dilations, spatial)
+
+
+# --- depthwise, separable and transposed convolutions ---------------------------------------
+
+def _channel_axis(data_format, spatial):
+    return 1 if data_format in _CHANNELS_FIRST else spatial + 1
+
+
+def depthwise_convolve(op_name, input, filter, strides, padding, data_format,  # noqa: A002
+                       dilations, spatial, causal=False):
+    """Each input channel c convolved with its own `channel_multiplier` filters
+    filter[..., c, :], giving channels c * multiplier + m: a convolution in C groups of
+    one channel, with the kernel (*window, C, M) read as (*window, 1, C * M)."""
+    x, w = to_tensors(op_name, [input, filter])
+    x = _input(op_name, x, spatial)
+    channels = x._shape[_channel_axis(data_format, spatial)]
+    if len(w._shape) != spatial + 2 or w._shape[-2] != channels:
+        raise ValueError(f"{op_name}: filter must have shape (*window, in_channels, "
+                         f"channel_multiplier) with {spatial} window axes and in_channels = "
+                         f"{channels} (input shape {x._shape}), got {w._shape}")
+    w = reshape(w, (*w._shape[:-2], 1, channels * w._shape[-1]))
+    return convolve(op_name, x, w, strides, padding, data_format, dilations, spatial,
+                    causal=causal, groups=channels)
+
+
+def depthwise_conv2d(input, filter, strides, padding, data_format=None,  # noqa: A002
+                     dilations=None, name=None):
+    """Depthwise 2-D convolution, `tf.nn.depthwise_conv2d`: `filter` (height, width,
+    in_channels, channel_multiplier) convolves each input channel with its own filters;
+    output channel c * channel_multiplier + m is channel c with filter m. As in
+    TensorFlow, dilations above 1 need strides of 1."""
+    spatial_strides = _per_axis("depthwise_conv2d", "strides", strides, 2, data_format)
+    if dilations is not None and max(spatial_strides) > 1 and \
+            max(_per_axis("depthwise_conv2d", "dilations", dilations, 2, data_format)) > 1:
+        raise ValueError(f"depthwise_conv2d: dilations {dilations} above 1 need strides of "
+                         f"1, got {strides}")
+    return depthwise_convolve("depthwise_conv2d", input, filter, strides, padding,
+                              data_format, dilations, 2)
+
+
+def separable_conv2d(input, depthwise_filter, pointwise_filter, strides, padding,  # noqa: A002
+                     data_format=None, dilations=None, name=None):
+    """A depthwise convolution followed by a 1 x 1 convolution mixing its channels,
+    `tf.nn.separable_conv2d`: `depthwise_filter` (height, width, in_channels, multiplier)
+    and `pointwise_filter` (1, 1, in_channels * multiplier, out_channels)."""
+    y = depthwise_conv2d(input, depthwise_filter, strides, padding, data_format, dilations)
+    return convolve("separable_conv2d", y, pointwise_filter, 1, "VALID", data_format, None, 2)
+
+
+def transpose_convolve(op_name, input, filters, output_size, strides, padding,  # noqa: A002
+                       data_format, dilations, spatial):
+    """The transposed convolution (the gradient of a convolution with respect to its
+    input) of `input` (batch, *spatial, in_channels) with `filters` (*window,
+    out_channels, in_channels), to `output_size` (the spatial sizes of the result)."""
+    x, w = to_tensors(op_name, [input, filters])
+    x = _to_channels_last(op_name, _input(op_name, x, spatial), spatial, data_format)
+    if w._dtype != x._dtype:
+        raise TypeError(f"{op_name}: input and filters must have one dtype, got "
+                        f"{x._dtype.name} and {w._dtype.name}")
+    if len(w._shape) != spatial + 2 or w._shape[-1] != x._shape[-1]:
+        raise ValueError(f"{op_name}: filters must have shape (*window, out_channels, "
+                         f"in_channels) with {spatial} window axes and in_channels = "
+                         f"{x._shape[-1]} (input shape {x._shape}), got {w._shape}")
+    strides = _per_axis(op_name, "strides", strides, spatial, data_format)
+    dilations = _per_axis(op_name, "dilations", 1 if dilations is None else dilations,
+                          spatial, data_format)
+    padding = _paddings(op_name, padding, spatial, data_format)
+    rows = [_window_geometry(op_name, n, k, s, d, padding, axis) for axis, (n, k, s, d) in
+            enumerate(zip(output_size, w._shape[:-2], strides, dilations))]
+    if tuple(r[0] for r in rows) != x._shape[1:-1]:
+        raise ValueError(f"{op_name}: an output of spatial size {tuple(output_size)} with "
+                         f"window {w._shape[:-2]}, strides {strides} and padding {padding} "
+                         f"convolves back to {tuple(r[0] for r in rows)}, not to the input's "
+                         f"{x._shape[1:-1]}")
+    y = apply(CONV_BACKPROP_INPUT, x, w, input_size=tuple(output_size), strides=strides,
+              dilations=dilations, pads=tuple((r[1], r[2]) for r in rows), groups=1)
+    return _from_channels_last(y, spatial, data_format)
+
+
+def _output_spatial(op_name, output_shape, input, filters, spatial, data_format):  # noqa: A002
+    """The spatial sizes in TensorFlow's `output_shape` (batch, *spatial, channels in
+    `data_format`'s order), checked against the input's batch and the filters' channels."""
+    if hasattr(output_shape, "numpy"):
+        output_shape = output_shape.numpy()
+    shape = [int(s) for s in np.asarray(output_shape).reshape(-1)]
+    channel = _channel_axis(data_format, spatial)
+    if len(shape) != spatial + 2:
+        raise ValueError(f"{op_name}: output_shape must have {spatial + 2} entries (batch, "
+                         f"{spatial} spatial sizes, channels), got {output_shape!r}")
+    batch, channels = np.shape(input)[0], np.shape(filters)[-2]
+    if shape[0] != batch or shape[channel] != channels:
+        raise ValueError(f"{op_name}: output_shape {tuple(shape)} must have the input's batch "
+                         f"size {batch} and the filters' {channels} output channels")
+    return tuple(s for i, s in enumerate(shape) if i not in (0, channel))
+
+
+def conv_transpose(input, filters, output_shape, strides, padding="SAME",  # noqa: A002
+                   data_format=None, dilations=None, name=None):
+    """The transposed N-D convolution (N from the filters' rank), `tf.nn.conv_transpose`:
+    the gradient of `tf.nn.convolution` with respect to its input, for an input of
+    `output_shape`; `filters` is (*window, out_channels, in_channels)."""
+    spatial = len(np.shape(filters)) - 2
+    if spatial not in (1, 2, 3):
+        raise ValueError(f"conv_transpose: filters must have rank 3, 4 or 5, got shape "
+                         f"{np.shape(filters)}")
+    return transpose_convolve("conv_transpose", input, filters, _output_spatial(
+        "conv_transpose", output_shape, input, filters, spatial, data_format), strides,
+        padding, data_format, dilations, spatial)
+
+
+def conv1d_transpose(input, filters, output_shape, strides, padding="SAME",  # noqa: A002
+                     data_format="NWC", dilations=None, name=None):
+    """`tf.nn.conv1d_transpose`: filters (width, out_channels, in_channels)."""
+    return transpose_convolve("conv1d_transpose", input, filters, _output_spatial(
+        "conv1d_transpose", output_shape, input, filters, 1, data_format), strides, padding,
+        data_format, dilations, 1)
+
+
+def conv2d_transpose(input, filters, output_shape, strides, padding="SAME",  # noqa: A002
+                     data_format="NHWC", dilations=None, name=None):
+    """`tf.nn.conv2d_transpose`: the gradient of `conv2d` with respect to its input, for an
+    input of `output_shape` (batch, height, width, out_channels); filters (height, width,
+    out_channels, in_channels)."""
+    return transpose_convolve("conv2d_transpose", input, filters, _output_spatial(
+        "conv2d_transpose", output_shape, input, filters, 2, data_format), strides, padding,
+        data_format, dilations, 2)
+
+
+def conv3d_transpose(input, filters, output_shape, strides, padding="SAME",  # noqa: A002
+                     data_format="NDHWC", dilations=None, name=None):
+    """`tf.nn.conv3d_transpose`: filters (depth, height, width, out_channels, in_channels)."""
+    return transpose_convolve("conv3d_transpose", input, filters, _output_spatial(
+        "conv3d_transpose", output_shape, input, filters, 3, data_format), strides, padding,
+        data_format, dilations, 3)
 
 
 # --- pooling --------------------------------------------------------------------------------
@@ -366,5 +500,6 @@ def avg_pool3d(input, ksize, strides, padding, data_format="NDHWC", name=None): 
     return _avg_pool("avg_pool3d", input, ksize, strides, padding, data_format, 3)
 
 
-__all__ = ["conv1d", "conv2d", "conv3d", "convolution", "max_pool", "max_pool1d",
-           "max_pool2d", "max_pool3d", "avg_pool", "avg_pool1d", "avg_pool2d", "avg_pool3d"]
+__all__ = ["conv1d", "conv2d", "conv3d", "convolution", "depthwise_conv2d", "separable_conv2d",
+           "conv_transpose", "conv1d_transpose", "conv2d_transpose", "conv3d_transpose",
+           "max_pool", "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool", "avg_pool1d", "avg_pool2d", "avg_pool3d"]

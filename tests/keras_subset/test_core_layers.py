@@ -184,5 +184,3 @@ def test_embedding_lookup_and_gradient():
     want = np.zeros((10, 3))
     np.add.at(want, indices.ravel(), 1.0)
     np.testing.assert_array_equal(grad, want)
-    with pytest.raises(NotImplementedError, match="mask_zero"):
-        keras.layers.Embedding(10, 3, mask_zero=True)

@@ -237,6 +237,27 @@ def test_layer_normalization_without_center_and_scale_and_with_rms_scaling():
     assert [tuple(w.shape) for w in rms.weights] == [(5,)]
 
 
+def test_batch_renormalization_first_step_gives_back_its_input():
+    """With renorm statistics at their start (mean 0, stddev 1), r = batch stddev and
+    d = batch mean undo the normalization: gamma = 1, beta = 0 give x back; the moving
+    statistics then move as Keras 3's formulas say."""
+    x = RNG.normal(size=(6, 3)) * 2 + 1
+    bn = layers.BatchNormalization(renorm=True, momentum=0.5, renorm_momentum=0.25,
+                                   dtype="float64")
+    np.testing.assert_allclose(bn(x, training=True).numpy(), x, rtol=1e-12, atol=1e-12)
+    mean, stddev = x.mean(0), np.sqrt(x.var(0) + 1e-3)
+    moving_stddev = 0.5 + 0.5 * stddev
+    expected = [np.ones(3), np.zeros(3), 0.5 * mean, np.maximum(moving_stddev ** 2 - 1e-3, 0),
+                moving_stddev, 0.75 * mean, 0.25 + 0.75 * stddev]
+    for got, want in zip(bn.get_weights(), expected):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    clipped = layers.BatchNormalization(renorm=True, renorm_clipping={"rmax": 1.0, "dmax": 0.0},
+                                        dtype="float64")
+    np.testing.assert_allclose(clipped(x, training=True).numpy(),
+                               (x - mean) / np.sqrt(x.var(0) + 1e-3) * np.minimum(stddev, 1),
+                               rtol=1e-12, atol=1e-12)
+
+
 # --- convolution -----------------------------------------------------------------------------
 
 def test_conv2d_layer_is_the_convolution_plus_bias_and_activation():
@@ -265,6 +286,80 @@ def test_channels_first_conv_layers_are_channels_last_transposed():
         first.set_weights(_set_random_weights(last))
         np.testing.assert_allclose(first(moved).numpy(), np.moveaxis(last(x).numpy(), -1, 1),
                                    rtol=1e-12, atol=1e-12)
+
+
+def test_grouped_depthwise_separable_and_transposed_layers_are_their_tf_nn_ops():
+    x = RNG.normal(size=(2, 6, 5, 4))
+    grouped = layers.Conv2D(6, 3, groups=2, padding="same", dtype="float64")
+    depthwise = layers.DepthwiseConv2D(3, depth_multiplier=2, strides=2, dtype="float64")
+    separable = layers.SeparableConv2D(3, 2, depth_multiplier=2, activation="relu",
+                                       dtype="float64")
+    transposed = layers.Conv2DTranspose(3, 3, strides=2, padding="same", output_padding=1,
+                                        dtype="float64")
+    for layer in (grouped, depthwise, separable, transposed):
+        layer(x)
+        _set_random_weights(layer)
+    assert [tuple(w.shape) for w in grouped.weights] == [(3, 3, 2, 6), (6,)]
+    halves = [tf.nn.conv2d(x[..., 2 * g:2 * g + 2], grouped.kernel.numpy()[..., 3 * g:3 * g + 3],
+                           1, "SAME").numpy() for g in range(2)]
+    np.testing.assert_allclose(grouped(x).numpy(), np.concatenate(halves, -1) +
+                               grouped.bias.numpy(), rtol=1e-12, atol=1e-12)
+    assert [w.name.split("/")[-1] for w in depthwise.weights] == ["depthwise_kernel:0",
+                                                                   "bias:0"]
+    assert tuple(depthwise.depthwise_kernel.shape) == (3, 3, 4, 2)
+    np.testing.assert_allclose(depthwise(x).numpy(), tf.nn.depthwise_conv2d(
+        x, depthwise.depthwise_kernel, [1, 2, 2, 1], "VALID").numpy() +
+        depthwise.bias.numpy(), rtol=1e-12)
+    assert [tuple(w.shape) for w in separable.weights] == [(2, 2, 4, 2), (1, 1, 8, 3), (3,)]
+    np.testing.assert_allclose(separable(x).numpy(), np.maximum(tf.nn.separable_conv2d(
+        x, separable.depthwise_kernel, separable.pointwise_kernel, 1, "VALID").numpy() +
+        separable.bias.numpy(), 0), rtol=1e-12)
+    # Keras' length with output_padding: (n - 1) * stride + kernel - 2 * (kernel // 2) + 1.
+    assert tuple(transposed.kernel.shape) == (3, 3, 3, 4)
+    y = transposed(x)
+    assert y.shape == (2, 12, 10, 3)
+    np.testing.assert_allclose(y.numpy(), tf.nn.conv2d_transpose(
+        x, transposed.kernel, (2, 12, 10, 3), 2, "SAME").numpy() + transposed.bias.numpy(),
+        rtol=1e-12)
+
+
+def test_variant_layers_train_and_round_trip_their_config():
+    x = RNG.normal(size=(3, 6, 4)).astype(np.float32)
+    model = keras.Sequential([keras.Input((6, 4)),
+                              layers.DepthwiseConv1D(3, depth_multiplier=2, padding="same"),
+                              layers.SeparableConv1D(3, 2, activation="tanh"),
+                              layers.Conv1DTranspose(2, 3, strides=2),
+                              layers.Conv1D(4, 3, groups=2)])
+    assert model.output_shape == (None, 9, 4)         # 6, 6, 5, 5 * 2 + (3 - 2), 9
+    config = json.loads(model.to_json())
+    clone = keras.models.model_from_json(json.dumps(config))
+    clone.set_weights(model.get_weights())
+    np.testing.assert_allclose(clone(x).numpy(), model(x).numpy(), rtol=1e-6)
+    model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse")
+    history = model.fit(x, np.zeros((3, 9, 4), np.float32), epochs=3, verbose=0)
+    assert history.history["loss"][-1] < history.history["loss"][0]
+
+
+def test_variant_layer_gradients_match_finite_differences():
+    x = RNG.normal(size=(1, 4, 3, 2))
+    for layer in (layers.DepthwiseConv2D(2, depth_multiplier=2, padding="same",
+                                         dtype="float64"),
+                  layers.Conv2DTranspose(2, 3, strides=2, dtype="float64")):
+        layer(x)
+        weights = _set_random_weights(layer)
+        xt = tf.constant(x)
+        with tf.GradientTape() as tape:
+            tape.watch(xt)
+            loss = tf.reduce_sum(layer(xt) ** 2)
+        grads = tape.gradient(loss, [xt, *layer.weights])
+
+        def value(a, *ws, layer=layer):
+            layer.set_weights(ws)
+            return np.sum(layer(a).numpy() ** 2)
+
+        for k, g in enumerate(grads):
+            np.testing.assert_allclose(g.numpy(), fd.gradient(value, [x, *weights], k),
+                                       rtol=1e-6, atol=1e-7)
 
 
 def test_conv1d_causal_padding_sees_only_the_past():
@@ -430,12 +525,20 @@ def test_configs_rebuild_the_layers_and_a_saved_model_loads(tmp_path):
 # --- errors ----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("make, error, words", [
-    (lambda: layers.Conv2D(4, 3, groups=2), ValueError, "grouped"),
+    (lambda: layers.Conv2D(3, 3, groups=2), ValueError, "filters must be evenly divisible"),
+    (lambda: layers.Conv2D(4, 3, groups=2)(np.ones((1, 5, 5, 3), np.float32)), ValueError,
+     "input channels must be evenly divisible"),
     (lambda: layers.Conv2D(4, 3, padding="causal"), ValueError, "padding must be one of"),
+    (lambda: layers.DepthwiseConv2D(3, depth_multiplier=0), ValueError, "depth_multiplier"),
+    (lambda: layers.Conv2DTranspose(2, 3, strides=2, output_padding=2), ValueError,
+     "Strides must be greater than output padding"),
     (lambda: layers.Conv2D(4, 3, strides=2, dilation_rate=2), ValueError, "dilation_rate"),
     (lambda: layers.Conv1D(0, 3), ValueError, "filters"),
     (lambda: layers.Conv2D(2, (3, 3, 3)), ValueError, "kernel_size"),
-    (lambda: layers.BatchNormalization(renorm=True), ValueError, "renorm"),
+    (lambda: layers.BatchNormalization(renorm=True, renorm_clipping={"rmax": 1, "rmin": 2}),
+     ValueError, "rmax should be greater than rmin"),
+    (lambda: layers.BatchNormalization(renorm=True, renorm_clipping={"r": 1}), ValueError,
+     "invalid keys for `renorm_clipping`"),
     (lambda: layers.MaxPooling2D(padding="full"), ValueError, "padding"),
     (lambda: layers.Conv2D(2, 3)(np.ones((2, 5, 3), np.float32)), ValueError, "rank 4"),
     (lambda: layers.Conv2D(2, 3)(np.ones((1, 2, 5, 3), np.float32)), ValueError,

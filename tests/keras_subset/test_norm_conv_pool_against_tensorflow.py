@@ -56,6 +56,25 @@ CASES = [
     # TensorFlow's CPU backend; tapec's is checked against channels_last instead.)
     ("Conv3D", X3, dict(filters=2, kernel_size=2, data_format="channels_first",
                         use_bias=False)),
+    ("Conv1D", X1, dict(filters=6, kernel_size=3, groups=2, padding="same")),
+    ("Conv2D", X2, dict(filters=4, kernel_size=(3, 2), groups=4, strides=2)),
+    ("DepthwiseConv1D", X1, dict(kernel_size=3, depth_multiplier=2, padding="same")),
+    ("DepthwiseConv2D", X2, dict(kernel_size=3, strides=2, activation="relu")),
+    ("DepthwiseConv2D", X2, dict(kernel_size=(2, 3), dilation_rate=2, depth_multiplier=3,
+                                 padding="same", data_format="channels_first")),
+    ("SeparableConv1D", X1, dict(filters=3, kernel_size=3, depth_multiplier=2)),
+    ("SeparableConv2D", X2, dict(filters=5, kernel_size=3, strides=2, padding="same")),
+    ("SeparableConv2D", X2, dict(filters=2, kernel_size=2, dilation_rate=2,
+                                 use_bias=False)),
+    ("Conv1DTranspose", X1, dict(filters=3, kernel_size=3, strides=2)),
+    ("Conv2DTranspose", X2, dict(filters=3, kernel_size=3, strides=2, padding="same")),
+    ("Conv2DTranspose", X2, dict(filters=2, kernel_size=(3, 2), strides=(2, 3),
+                                 output_padding=(1, 2), activation="relu")),
+    ("Conv2DTranspose", X2, dict(filters=2, kernel_size=3, strides=2, padding="same",
+                                 output_padding=0)),
+    ("Conv2DTranspose", X2, dict(filters=2, kernel_size=2, strides=3)),
+    ("Conv3DTranspose", X3, dict(filters=2, kernel_size=2, strides=(1, 2, 1),
+                                 padding="same")),
     ("MaxPooling3D", X3, dict(padding="same")),
     ("AveragePooling3D", X3, dict(pool_size=(2, 3, 2), strides=1, padding="same")),
     ("GlobalAveragePooling3D", X3, dict()),
@@ -90,6 +109,32 @@ def test_layer_matches_tf_keras(name, x, kwargs):
     for a, b in zip(ours.get_weights(), theirs.get_weights()):   # moving statistics too
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
     assert [tuple(w.shape) for w in ours.weights] == [tuple(w.shape) for w in theirs.weights]
+
+
+@pytest.mark.parametrize("clipping", [None, {"rmax": 1.5, "rmin": 0.8, "dmax": 0.3}])
+def test_batch_renormalization_follows_keras_over_steps_in_a_function(clipping):
+    kwargs = dict(momentum=0.8, renorm=True, renorm_momentum=0.7, renorm_clipping=clipping)
+    ours, theirs = _pair("BatchNormalization", **kwargs)
+    ours(X1)
+    theirs(X1)
+    assert [w.name.split("/")[-1].split(":")[0] for w in ours.weights] == \
+        [w.name for w in theirs.weights]
+    step = tf.function(lambda x: ours(x, training=True))
+    their_step = tf_real.function(lambda x: theirs(x, training=True))
+    for _ in range(3):
+        x = RNG.normal(size=X1.shape).astype(np.float32) * 2 + 1
+        np.testing.assert_allclose(step(x).numpy(), their_step(x).numpy(), rtol=2e-5,
+                                   atol=2e-5)
+    for a, b in zip(ours.get_weights(), theirs.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ours(X1).numpy(), theirs(X1).numpy(), rtol=2e-5, atol=2e-5)
+    with tf.GradientTape() as tape:                       # r and d pass no gradient
+        loss = tf.reduce_sum(ours(tf.constant(X1), training=True) ** 2)
+    with tf_real.GradientTape() as their_tape:
+        their_loss = tf_real.reduce_sum(theirs(X1, training=True) ** 2)
+    for a, b in zip(tape.gradient(loss, ours.trainable_weights),
+                    their_tape.gradient(their_loss, theirs.trainable_weights)):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-4, atol=1e-4)
 
 
 def test_batch_normalization_statistics_follow_keras_over_steps_in_a_function():

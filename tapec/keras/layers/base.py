@@ -19,6 +19,7 @@ import functools
 import inspect
 import re
 import threading
+import warnings
 from typing import Any
 
 import numpy as np
@@ -29,6 +30,7 @@ from ...ops.shape import cast
 from ...tensor import Tensor, Variable, convert_to_tensor
 from .. import initializers, regularizers
 from ..keras_tensor import KerasTensor, outside_traces, symbolic_call
+from ..masking import any_mask, get_keras_mask, masks_of, set_keras_mask
 
 __all__ = ["Layer", "InputSpec"]
 
@@ -149,7 +151,8 @@ class Layer(Module):
         self._build_shape = None
         self._output_shape = None       # from the last symbolic call, for summary()
         self._inbound_nodes: list = []
-        self.supports_masking = False
+        # Keras 3: a layer that defines compute_mask supports masking; others set the flag.
+        self.supports_masking = type(self).compute_mask is not Layer.compute_mask
         self.input_spec = None
 
     # --- names, dtype, flags --------------------------------------------------------------
@@ -356,6 +359,13 @@ class Layer(Module):
             inputs = kwargs.pop(first)
         if any(isinstance(x, KerasTensor) for x in nest.flatten(inputs)):
             return symbolic_call(self, inputs, args, kwargs)
+        # Keras 3: a mask passed in, else the masks the inputs carry (read before the
+        # inputs are converted: a cast makes a new tensor, without the mask).
+        previous_mask = kwargs.get("mask")
+        if previous_mask is None:
+            previous_mask = masks_of(inputs)
+            if any_mask(previous_mask) and "mask" in self._call_parameters():
+                kwargs["mask"] = previous_mask
         inputs = nest.map_structure(self._convert_input, inputs)
         self._check_input_spec(inputs)
         self._maybe_build(inputs)
@@ -385,7 +395,30 @@ class Layer(Module):
                 _call_state.training = previous
         self._output_shape = nest.map_structure(
             lambda y: tuple(y.shape) if hasattr(y, "shape") else None, outputs)
+        if self.supports_masking:
+            self._set_mask_metadata(inputs, outputs, previous_mask)
+        elif any_mask(previous_mask):
+            warnings.warn(f"Layer '{self.name}' (of type {type(self).__name__}) was passed an "
+                          "input with a mask attached to it. However, this layer does not "
+                          "support masking and will therefore destroy the mask information. "
+                          "Downstream layers will not see the mask.", stacklevel=2)
         return outputs
+
+    # --- masking ----------------------------------------------------------------------------
+    def compute_mask(self, inputs: Any, previous_mask: Any) -> Any:
+        """The mask of the outputs (Keras 3's): by default the inputs' mask, passed on."""
+        return previous_mask
+
+    def _set_mask_metadata(self, inputs: Any, outputs: Any, previous_mask: Any) -> None:
+        flat_outputs = nest.flatten(outputs)
+        if all(get_keras_mask(y) is not None for y in flat_outputs):
+            return                            # the call attached its own masks
+        output_masks = self.compute_mask(inputs, previous_mask)
+        if output_masks is None:
+            return
+        for y, mask in zip(flat_outputs, nest.flatten(output_masks)):
+            if get_keras_mask(y) is None and mask is not None:
+                set_keras_mask(y, mask)
 
     def _check_input_spec(self, inputs: Any) -> None:
         specs = self.input_spec

@@ -1,11 +1,11 @@
-"""Convolution layers: Conv1D, Conv2D and Conv3D (Keras 3's), on `tapec.nn`'s convolution.
+"""Convolution layers: Conv1D, Conv2D and Conv3D (Keras 3's), on `tapec.nn`'s convolution,
+and the base class of every convolution layer.
 
     y = activation(conv(x, kernel) + bias)
 
-with a kernel of shape (*kernel_size, input_channels, filters) and a bias of shape
-(filters,). The convolution is a composite of strided slices and one matrix product
-(tapec/ops/convolution.py), so gradients, jacobians and Hessians come from tapec's
-symbolic differentiation.
+with a kernel of shape (*kernel_size, input_channels / groups, filters) and a bias of
+shape (filters,). The convolution is tapec's `conv` primitive (tapec/ops/conv.py), whose
+derivatives are primitives too, so gradients, jacobians and Hessians are symbolic.
 """
 from __future__ import annotations
 
@@ -46,30 +46,23 @@ def data_format_of(layer, data_format):
     return data_format
 
 
-class _Conv(Layer):
-    """Keras 3's BaseConv for rank 1, 2 and 3 (groups=1)."""
+class BaseConv(Layer):
+    """What every Keras 3 convolution layer shares: the window arguments (kernel_size,
+    strides, padding, data_format, dilation_rate), the bias, the activation and the
+    activity regularizer. Subclasses create their kernels in `build` and convolve in
+    `convolution_op`."""
 
     rank = 0
+    paddings = ("valid", "same")
 
-    def __init__(self, filters: int, kernel_size: Any, strides: Any = 1,
-                 padding: str = "valid", data_format: str | None = None,
-                 dilation_rate: Any = 1, groups: int = 1, activation: Any = None,
-                 use_bias: bool = True, kernel_initializer: Any = "glorot_uniform",
-                 bias_initializer: Any = "zeros", kernel_regularizer: Any = None,
-                 bias_regularizer: Any = None, activity_regularizer: Any = None,
-                 kernel_constraint: Any = None, bias_constraint: Any = None,
+    def __init__(self, kernel_size: Any, strides: Any = 1, padding: str = "valid",
+                 data_format: str | None = None, dilation_rate: Any = 1,
+                 activation: Any = None, use_bias: bool = True,
+                 bias_initializer: Any = "zeros", bias_regularizer: Any = None,
+                 activity_regularizer: Any = None, bias_constraint: Any = None,
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
         kind = type(self).__name__
-        if isinstance(filters, bool) or not isinstance(filters, (int, np.integer)) or \
-                filters <= 0:
-            raise ValueError(f"Invalid value for argument `filters`. Expected a strictly "
-                             f"positive value. Received filters={filters!r}.")
-        if groups != 1:
-            raise ValueError(f"{kind}: grouped convolutions (groups={groups}) are not "
-                             "implemented in tapec; use groups=1")
-        self.filters = int(filters)
-        self.groups = 1
         self.kernel_size = int_tuple(kind, "kernel_size", kernel_size, self.rank)
         self.strides = int_tuple(kind, "strides", strides, self.rank)
         self.dilation_rate = int_tuple(kind, "dilation_rate", dilation_rate, self.rank)
@@ -83,27 +76,25 @@ class _Conv(Layer):
             raise ValueError(f"`strides > 1` not supported in conjunction with "
                              f"`dilation_rate > 1`. Received: strides={self.strides} and "
                              f"dilation_rate={self.dilation_rate}")
-        allowed = ("valid", "same", "causal") if self.rank == 1 else ("valid", "same")
         padding = padding.lower() if isinstance(padding, str) else padding
-        if padding not in allowed:
-            raise ValueError(f"{kind}: padding must be one of {allowed}, got {padding!r}")
+        if padding not in self.paddings:
+            raise ValueError(f"{kind}: padding must be one of {self.paddings}, got "
+                             f"{padding!r}")
         self.padding = padding
         self.data_format = data_format_of(kind, data_format)
         self.activation = activations.get(activation)
         self.use_bias = bool(use_bias)
-        self.kernel_initializer = initializers.get(kernel_initializer)
         self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
         self.bias_regularizer = regularizers.get(bias_regularizer)
         self.activity_regularizer = regularizers.get(activity_regularizer)
-        self.kernel_constraint = _constraint(kind, kernel_constraint)
         self.bias_constraint = _constraint(kind, bias_constraint)
-        self.kernel = self.bias = None
+        self.bias = None
 
     def _channel_axis(self):
         return -1 if self.data_format == "channels_last" else 1
 
-    def build(self, input_shape):
+    def _input_channels(self, input_shape):
+        """The input's channel count, after checking its rank."""
         if len(input_shape) != self.rank + 2:
             raise ValueError(f"{type(self).__name__} {self.name!r}: expected inputs of rank "
                              f"{self.rank + 2} (batch, {self.rank} spatial axes, channels), "
@@ -112,26 +103,31 @@ class _Conv(Layer):
         if channels is None:
             raise ValueError(f"{type(self).__name__} {self.name!r}: the channel axis of the "
                              f"input must have a known size, got shape {input_shape}")
-        self.kernel = self.add_weight(shape=self.kernel_size + (channels, self.filters),
-                                      initializer=self.kernel_initializer, name="kernel",
-                                      regularizer=self.kernel_regularizer,
-                                      constraint=self.kernel_constraint)
+        return channels
+
+    def _kernel(self, name, shape, initializer, regularizer, constraint):
+        return self.add_weight(shape=shape, initializer=initializer, name=name,
+                               regularizer=regularizer, constraint=constraint)
+
+    def _build_bias(self, size):
         if self.use_bias:
-            self.bias = self.add_weight(shape=(self.filters,), initializer=self.bias_initializer,
+            self.bias = self.add_weight(shape=(size,), initializer=self.bias_initializer,
                                         name="bias", regularizer=self.bias_regularizer,
                                         constraint=self.bias_constraint)
         self.built = True
 
-    def convolution_op(self, inputs, kernel):
-        return convolve(type(self).__name__, inputs, kernel, self.strides,
-                        self.padding.upper(), _FORMATS[self.data_format, self.rank],
-                        self.dilation_rate, self.rank, causal=True)
+    def _tf_format(self):
+        return _FORMATS[self.data_format, self.rank]
+
+    def convolution_op(self, inputs):
+        raise NotImplementedError
 
     def call(self, inputs):
-        y = self.convolution_op(inputs, self.kernel)
+        y = self.convolution_op(inputs)
         if self.bias is not None:
-            shape = (1,) * (self.rank + 1) + (self.filters,) \
-                if self.data_format == "channels_last" else (1, self.filters) + (1,) * self.rank
+            size = self.bias.shape[0]
+            shape = (1,) * (self.rank + 1) + (size,) \
+                if self.data_format == "channels_last" else (1, size) + (1,) * self.rank
             y = ew.add(y, reshape(self.bias, shape))
         y = self.activation(y)
         if self.activity_regularizer is not None:
@@ -139,17 +135,71 @@ class _Conv(Layer):
         return y
 
     def get_config(self):
-        return {**super().get_config(), "filters": self.filters,
-                "kernel_size": self.kernel_size, "strides": self.strides,
-                "padding": self.padding, "data_format": self.data_format,
-                "dilation_rate": self.dilation_rate, "groups": self.groups,
+        return {**super().get_config(), "kernel_size": self.kernel_size,
+                "strides": self.strides, "padding": self.padding,
+                "data_format": self.data_format, "dilation_rate": self.dilation_rate,
                 "activation": activations.serialize(self.activation),
                 "use_bias": self.use_bias,
-                "kernel_initializer": _serialized_initializer(self.kernel_initializer),
                 "bias_initializer": _serialized_initializer(self.bias_initializer),
-                "kernel_regularizer": _serialized_regularizer(self.kernel_regularizer),
                 "bias_regularizer": _serialized_regularizer(self.bias_regularizer),
                 "activity_regularizer": _serialized_regularizer(self.activity_regularizer)}
+
+
+def positive_int(what, value):
+    """Keras' check of `filters` and `depth_multiplier`: a strictly positive int."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
+        raise ValueError(f"Invalid value for argument `{what}`. Expected a strictly "
+                         f"positive value. Received {what}={value!r}.")
+    return int(value)
+
+
+class _Conv(BaseConv):
+    """Keras 3's BaseConv for rank 1, 2 and 3: kernel (*kernel_size, input_channels /
+    groups, filters); `groups` splits the channels into independent convolutions."""
+
+    def __init__(self, filters: int, kernel_size: Any, strides: Any = 1,
+                 padding: str = "valid", data_format: str | None = None,
+                 dilation_rate: Any = 1, groups: int = 1, activation: Any = None,
+                 use_bias: bool = True, kernel_initializer: Any = "glorot_uniform",
+                 bias_initializer: Any = "zeros", kernel_regularizer: Any = None,
+                 bias_regularizer: Any = None, activity_regularizer: Any = None,
+                 kernel_constraint: Any = None, bias_constraint: Any = None,
+                 **kwargs: Any) -> None:
+        super().__init__(kernel_size, strides, padding, data_format, dilation_rate,
+                         activation, use_bias, bias_initializer, bias_regularizer,
+                         activity_regularizer, bias_constraint, **kwargs)
+        self.filters = positive_int("filters", filters)
+        self.groups = positive_int("groups", groups)
+        if self.filters % self.groups:
+            raise ValueError(f"The number of filters must be evenly divisible by the number "
+                             f"of groups. Received: groups={self.groups}, "
+                             f"filters={self.filters}.")
+        self.kernel_initializer = initializers.get(kernel_initializer)
+        self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.kernel_constraint = _constraint(type(self).__name__, kernel_constraint)
+        self.kernel = None
+
+    def build(self, input_shape):
+        channels = self._input_channels(input_shape)
+        if channels % self.groups:
+            raise ValueError(f"The number of input channels must be evenly divisible by the "
+                             f"number of groups. Received groups={self.groups}, but the input "
+                             f"has {channels} channels (full input shape is {input_shape}).")
+        self.kernel = self._kernel("kernel", self.kernel_size + (channels // self.groups,
+                                                                 self.filters),
+                                   self.kernel_initializer, self.kernel_regularizer,
+                                   self.kernel_constraint)
+        self._build_bias(self.filters)
+
+    def convolution_op(self, inputs):
+        return convolve(type(self).__name__, inputs, self.kernel, self.strides,
+                        self.padding.upper(), self._tf_format(), self.dilation_rate,
+                        self.rank, causal=True, groups=self.groups)
+
+    def get_config(self):
+        return {**super().get_config(), "filters": self.filters, "groups": self.groups,
+                "kernel_initializer": _serialized_initializer(self.kernel_initializer),
+                "kernel_regularizer": _serialized_regularizer(self.kernel_regularizer)}
 
 
 class Conv1D(_Conv):
@@ -157,6 +207,7 @@ class Conv1D(_Conv):
     "valid", "same" or "causal" (left padding only, so output t sees inputs <= t)."""
 
     rank = 1
+    paddings = ("valid", "same", "causal")
 
 
 class Conv2D(_Conv):

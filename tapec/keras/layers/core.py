@@ -12,13 +12,17 @@ import numpy as np
 from ...ops.activations import dropout
 from ...ops.indexing import gather
 from ...ops.linalg import matmul
-from ...ops.shape import cast, reshape
+from ...ops import elementwise as ew
+from ...ops.math_extra import reduce_any
+from ...ops.shape import cast, reshape, squeeze
 from .. import activations, initializers, regularizers
 from ..keras_tensor import KerasTensor, Node
+from ..loss_functions import as_tensor
+from ..masking import set_keras_mask
 from .base import InputSpec, Layer
 
 __all__ = ["Dense", "Flatten", "Reshape", "Lambda", "Activation", "Dropout", "Embedding",
-           "InputLayer", "Input", "TensorOperation"]
+           "Masking", "InputLayer", "Input", "TensorOperation"]
 
 
 def _constraint(layer, constraint):
@@ -53,6 +57,7 @@ class Dense(Layer):
                  activity_regularizer: Any = None, kernel_constraint: Any = None,
                  bias_constraint: Any = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self.supports_masking = True
         if isinstance(units, bool) or not isinstance(units, (int, np.integer)) or units <= 0:
             raise ValueError(f"Received an invalid value for `units`, expected a positive "
                              f"integer. Received: units={units!r}")
@@ -174,6 +179,13 @@ class Lambda(Layer):
         self.function = function
         self.arguments = dict(arguments or {})
         self._declared_output_shape = output_shape
+        self.mask = mask
+        self.supports_masking = True
+
+    def compute_mask(self, inputs, mask=None):
+        """Keras 3's: the `mask` argument (a function of the inputs and their mask, or a
+        fixed mask); without one the mask stops here."""
+        return self.mask(inputs, mask) if callable(self.mask) else self.mask
 
     def call(self, inputs, training=None):
         return self.function(inputs, **self.arguments)
@@ -251,6 +263,7 @@ class Activation(Layer):
 
     def __init__(self, activation: Any, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self.supports_masking = True
         self.activation = activations.get(activation)
 
     def call(self, inputs):
@@ -267,6 +280,7 @@ class Dropout(Layer):
     def __init__(self, rate: float, noise_shape: Any = None, seed: int | None = None,
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self.supports_masking = True
         if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate <= 1:
             raise ValueError(f"Invalid value received for argument `rate`. Expected a float "
                              f"value between 0 and 1. Received: rate={rate!r}")
@@ -300,14 +314,18 @@ class Embedding(Layer):
                  mask_zero: bool = False, **kwargs: Any) -> None:
         kwargs.pop("input_length", None)        # Keras 2's argument, ignored by Keras 3
         super().__init__(**kwargs)
-        if mask_zero:
-            raise NotImplementedError("Embedding: mask_zero=True is not supported (tapec's "
-                                      "Keras layers do not propagate masks)")
         self.embeddings_constraint = _constraint("Embedding", embeddings_constraint)
         self.input_dim, self.output_dim = int(input_dim), int(output_dim)
         self.embeddings_initializer = initializers.get(embeddings_initializer)
         self.embeddings_regularizer = regularizers.get(embeddings_regularizer)
-        self.mask_zero = False
+        self.mask_zero = bool(mask_zero)
+        self.supports_masking = self.mask_zero
+
+    def compute_mask(self, inputs, mask=None):
+        """With `mask_zero`, index 0 is padding: the mask is `inputs != 0`."""
+        if not self.mask_zero:
+            return None
+        return ew.not_equal(inputs, as_tensor(0, inputs.dtype))
 
     def build(self, input_shape=None):
         self.embeddings = self.add_weight(shape=(self.input_dim, self.output_dim),
@@ -329,6 +347,31 @@ class Embedding(Layer):
                 "embeddings_initializer": _serialized_initializer(self.embeddings_initializer),
                 "embeddings_regularizer": _serialized_regularizer(self.embeddings_regularizer),
                 "mask_zero": self.mask_zero}
+
+
+class Masking(Layer):
+    """Masks the timesteps whose features all equal `mask_value` (Keras 3's `Masking`):
+    the output is the input with those timesteps set to 0, and carries the mask
+    (batch, steps) that downstream layers and the losses use."""
+
+    def __init__(self, mask_value: float = 0.0, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.mask_value = mask_value
+        self.supports_masking = True
+
+    def compute_mask(self, inputs, mask=None):
+        return reduce_any(ew.not_equal(inputs, as_tensor(self.mask_value, inputs.dtype)),
+                          axis=-1)
+
+    def call(self, inputs):
+        keep = reduce_any(ew.not_equal(inputs, as_tensor(self.mask_value, inputs.dtype)),
+                          axis=-1, keepdims=True)
+        outputs = ew.where(keep, inputs, as_tensor(0, inputs.dtype))
+        set_keras_mask(outputs, squeeze(keep, -1))
+        return outputs
+
+    def get_config(self):
+        return {**super().get_config(), "mask_value": self.mask_value}
 
 
 class InputLayer(Layer):

@@ -61,6 +61,30 @@ def normalize(x, mean, variance, offset, scale, epsilon):
     return ew.add(ew.multiply(x, inv), shift)
 
 
+def _move(moving, batch, momentum, dtype):
+    """moving <- moving * momentum + batch * (1 - momentum); returns the new value."""
+    moved = ew.add(ew.multiply(cast(moving, dtype), momentum),
+                   ew.multiply(reshape(batch, (-1,)), 1.0 - momentum))
+    moving.assign(cast(moved, moving.dtype))
+    return moved
+
+
+def _renorm_clipping(clipping):
+    """Keras 3's checks of `renorm_clipping`: keys rmax, rmin, dmax; rmax >= rmin; dmax >= 0."""
+    clipping = dict(clipping or {})
+    if set(clipping) - {"rmax", "rmin", "dmax"}:
+        raise ValueError(f"Received invalid keys for `renorm_clipping` argument: {clipping}. "
+                         "Supported values: ['rmax', 'rmin', 'dmax'].")
+    rmax, rmin, dmax = clipping.get("rmax"), clipping.get("rmin"), clipping.get("dmax")
+    if rmax is not None and rmin is not None and rmax < rmin:
+        raise ValueError(f"rmax should be greater than rmin in the `renorm_clipping` "
+                         f"argument. Received: rmax={rmax}, rmin={rmin}.")
+    if dmax is not None and dmax < 0:
+        raise ValueError(f"dmax should be non-negative in the `renorm_clipping` argument. "
+                         f"Received: dmax={dmax}.")
+    return clipping
+
+
 def _upcast(x):
     """float16 inputs are normalized in float32 (their statistics overflow), as Keras."""
     return cast(x, "float32") if x.dtype == "float16" else x
@@ -86,7 +110,8 @@ class BatchNormalization(Layer):
     shift by `beta` (Keras 3's `BatchNormalization`).
 
     Weights, in Keras' order: gamma (if `scale`), beta (if `center`), moving_mean and
-    moving_variance (non-trainable). A frozen layer (`trainable=False`) runs in
+    moving_variance (non-trainable), and with `renorm` (batch renormalization)
+    moving_stddev, renorm_mean and renorm_stddev. A frozen layer (`trainable=False`) runs in
     inference mode even when called with `training=True`, as in Keras 3."""
 
     def __init__(self, axis: int = -1, momentum: float = 0.99, epsilon: float = 1e-3,
@@ -98,9 +123,9 @@ class BatchNormalization(Layer):
                  renorm_clipping: Any = None, renorm_momentum: float = 0.99,
                  synchronized: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        if renorm:
-            raise ValueError("BatchNormalization: renorm=True (batch renormalization) is "
-                             "not implemented in tapec")
+        self.renorm = bool(renorm)
+        self.renorm_clipping = _renorm_clipping(renorm_clipping) if renorm else renorm_clipping
+        self.renorm_momentum = float(renorm_momentum)
         if isinstance(axis, (list, tuple)) or isinstance(axis, bool):
             raise TypeError(f"BatchNormalization: axis must be an int (Keras 3), got "
                             f"{axis!r}")
@@ -144,6 +169,20 @@ class BatchNormalization(Layer):
         self.moving_variance = self.add_weight(shape=shape, name="moving_variance",
                                                initializer=self.moving_variance_initializer,
                                                trainable=False)
+        if self.renorm:
+            # Batch renormalization tracks standard deviations (Keras 3, after the paper):
+            # moving_stddev for inference and renorm_mean / renorm_stddev for training.
+            def stddev(shape, dtype=None):
+                variance = initializers.get(self.moving_variance_initializer)(shape, dtype)
+                return ew.sqrt(convert_to_tensor(variance))
+
+            self.moving_stddev = self.add_weight(shape=shape, name="moving_stddev",
+                                                 initializer=stddev, trainable=False)
+            self.renorm_mean = self.add_weight(shape=shape, name="renorm_mean",
+                                               initializer=self.moving_mean_initializer,
+                                               trainable=False)
+            self.renorm_stddev = self.add_weight(shape=shape, name="renorm_stddev",
+                                                 initializer=stddev, trainable=False)
         self._rank = len(input_shape)
         self.built = True
 
@@ -161,17 +200,47 @@ class BatchNormalization(Layer):
         def feature(v):
             return None if v is None else reshape(cast(v, inputs.dtype), kept)
 
+        beta, gamma = feature(self.beta), feature(self.gamma)
         if training and self.trainable:
             mean, variance = self._moments(inputs, reduced, mask)
-            m = self.momentum
-            for moving, batch in ((self.moving_mean, mean), (self.moving_variance, variance)):
-                moved = ew.add(ew.multiply(cast(moving, inputs.dtype), m),
-                               ew.multiply(reshape(batch, (-1,)), 1.0 - m))
-                moving.assign(cast(moved, moving.dtype))
+            if self.renorm:
+                gamma, beta = self._renormalized(mean, variance, gamma, beta, feature)
+            else:
+                _move(self.moving_mean, mean, self.momentum, inputs.dtype)
+                _move(self.moving_variance, variance, self.momentum, inputs.dtype)
         else:
             mean, variance = feature(self.moving_mean), feature(self.moving_variance)
-        return cast(normalize(inputs, mean, variance, feature(self.beta), feature(self.gamma),
-                              self.epsilon), given_dtype)
+        return cast(normalize(inputs, mean, variance, beta, gamma, self.epsilon), given_dtype)
+
+    def _renormalized(self, mean, variance, gamma, beta, feature):
+        """Batch renormalization (Keras 3's): the batch-normalized x becomes x r + d, with
+        r = stddev / renorm_stddev and d = (mean - renorm_mean) / renorm_stddev clipped by
+        `renorm_clipping` and held constant in the gradient, folded into (gamma, beta);
+        then the statistics move (moving_variance = relu(moving_stddev^2 - epsilon))."""
+        stddev = ew.sqrt(ew.add(variance, self.epsilon))
+        floor = np.sqrt(np.asarray(self.epsilon, mean.dtype.name))
+        renorm_stddev = ew.maximum(feature(self.renorm_stddev), floor)
+        r = ew.divide(stddev, renorm_stddev)
+        d = ew.divide(ew.subtract(mean, feature(self.renorm_mean)), renorm_stddev)
+        clip = self.renorm_clipping
+        if clip.get("rmin") is not None:
+            r = ew.maximum(r, clip["rmin"])
+        if clip.get("rmax") is not None:
+            r = ew.minimum(r, clip["rmax"])
+        if clip.get("dmax") is not None:
+            d = ew.minimum(ew.maximum(d, -clip["dmax"]), clip["dmax"])
+        r, d = stop_gradient(r), stop_gradient(d)
+        new_gamma = r if gamma is None else ew.multiply(r, gamma)
+        new_beta = d if gamma is None else ew.multiply(d, gamma)
+        new_beta = new_beta if beta is None else ew.add(new_beta, beta)
+        dtype = mean.dtype
+        _move(self.renorm_mean, mean, self.renorm_momentum, dtype)
+        _move(self.renorm_stddev, stddev, self.renorm_momentum, dtype)
+        _move(self.moving_mean, mean, self.momentum, dtype)
+        moved = _move(self.moving_stddev, stddev, self.momentum, dtype)
+        self.moving_variance.assign(cast(ew.relu(ew.subtract(ew.square(moved), self.epsilon)),
+                                         self.moving_variance.dtype))
+        return new_gamma, new_beta
 
     def _moments(self, x, reduced, mask):
         if mask is None:
@@ -202,7 +271,9 @@ class BatchNormalization(Layer):
                     self.moving_mean_initializer),
                 "moving_variance_initializer": _serialized_initializer(
                     self.moving_variance_initializer),
-                "synchronized": self.synchronized}
+                "synchronized": self.synchronized, "renorm": self.renorm,
+                "renorm_clipping": self.renorm_clipping,
+                "renorm_momentum": self.renorm_momentum}
 
 
 class LayerNormalization(Layer):
@@ -219,6 +290,7 @@ class LayerNormalization(Layer):
                  beta_constraint: Any = None, gamma_constraint: Any = None,
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self.supports_masking = True
         if isinstance(axis, (list, tuple)):
             self.axis = [int(a) for a in axis]
         elif isinstance(axis, (int, np.integer)) and not isinstance(axis, bool):

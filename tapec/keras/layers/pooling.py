@@ -134,15 +134,25 @@ class GlobalAveragePooling1D(_GlobalPooling):
     steps."""
     rank, reduce = 1, staticmethod(reduce_mean)
 
+    def __init__(self, data_format: str | None = None, keepdims: bool = False,
+                 **kwargs: Any) -> None:
+        super().__init__(data_format, keepdims, **kwargs)
+        self.supports_masking = True
+
     def call(self, inputs, mask=None):
         if mask is None:
             return super().call(inputs)
         axis = self._spatial_axes()[0]
-        # Keras 3: sum(x * mask) / sum(mask) over the steps.
-        weights = cast(expand_dims(convert_to_tensor(mask), 2 if axis == 1 else 1),
-                       inputs.dtype)
+        # Keras 3: the masked steps set to 0 (so a NaN there does not spread), then
+        # sum(x * mask) / sum(mask) over the steps.
+        keep = expand_dims(cast(convert_to_tensor(mask), "bool"), 2 if axis == 1 else 1)
+        weights = cast(keep, inputs.dtype)
+        inputs = ew.where(keep, inputs, convert_to_tensor(0, dtype=inputs.dtype))
         total = reduce_sum(ew.multiply(inputs, weights), axis=axis, keepdims=self.keepdims)
         return ew.divide(total, reduce_sum(weights, axis=axis, keepdims=self.keepdims))
+
+    def compute_mask(self, inputs, mask=None):
+        return None                            # the steps are averaged away
 
 
 class GlobalAveragePooling2D(_GlobalPooling):
