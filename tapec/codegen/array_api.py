@@ -212,17 +212,14 @@ def namespace_of(*arrays):
 
 
 def device_of(*arrays):
-    """The device of the first of `arrays` that is an array, else None (the default)."""
+    """The device of the first of `arrays` that is not NumPy's (NumPy values are moved
+    to it), else None: the namespace's default device."""
     for a in arrays:
-        if _is_numpy(a) and not isinstance(a, np.ndarray):
+        if _is_numpy(a) or not hasattr(a, "shape"):
             continue
         try:
             import array_api_compat
-            return array_api_compat.device(a)
         except ImportError:
-            found = getattr(a, "device", None)
-            if found is not None:
-                return found
-        except (TypeError, AttributeError, ValueError):
-            continue
+            return getattr(a, "device", None)
+        return array_api_compat.device(a)
     return None
