@@ -262,6 +262,59 @@ def test_jacobian_and_hessian_match_numpy():
         _assert_close(expected, _run_strict(trace, [w]))
 
 
+# The same programs in JAX (inside jax.jit) and PyTorch: one compile each, a selection.
+ACROSS = ["erf", "argsort-gather", "getitem-mask", "getitem-box", "cumsum-cumprod",
+          "softmax-xent", "einsum", "cholesky-solve-inv", "math-extras", "comparisons", "fills"]
+
+
+def _jax_namespace():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    return jax, jax.numpy
+
+
+def _torch_namespace():
+    torch = pytest.importorskip("torch")
+    compat = pytest.importorskip("array_api_compat")
+    return torch, compat.array_namespace(torch.zeros(1))
+
+
+def _across(run):
+    """`run(trace, arrays)` for each ACROSS program and for a jacobian, compared with NumPy."""
+    rng = np.random.default_rng(11)
+    table = {name: (f, shapes) for name, f, shapes in EXTRA}
+    for name in ACROSS:
+        f, shapes = table[name]
+        arrays = [rng.uniform(-1.0, 1.0, size=shape) for shape in shapes]
+        weights = rng.normal(size=np.shape(f(*arrays)))
+        function = tf.value_and_grad(lambda *xs: tf.reduce_sum(f(*xs) * weights),
+                                     argnums=tuple(range(len(arrays))))
+        expected, trace = _trace(function, *arrays)
+        _assert_close(expected, run(trace, arrays))
+    w, x = _inputs(4)
+    expected, trace = _trace(tf.jacobian(lambda w: tf.tanh(tf.matmul(x, w))), w)
+    _assert_close(expected, run(trace, [w]))
+
+
+def test_jax_jit_runs_the_programs():
+    jax, jnp = _jax_namespace()
+
+    def run(trace, arrays):
+        jitted = jax.jit(lambda *xs: trace.run_in(jnp, list(xs)))
+        return [None if r is None else np.asarray(r)
+                for r in tf.nest.flatten(jitted(*map(jnp.asarray, arrays)))]
+    _across(run)
+
+
+def test_torch_runs_the_programs():
+    torch, xp = _torch_namespace()
+
+    def run(trace, arrays):
+        result = trace.run_in(xp, [torch.asarray(a) for a in arrays])
+        return [None if r is None else r.numpy() for r in tf.nest.flatten(result)]
+    _across(run)
+
+
 @settings(max_examples=25, deadline=None, derandomize=True,
           suppress_health_check=list(HealthCheck))
 @given(programs())
