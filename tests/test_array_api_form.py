@@ -71,6 +71,26 @@ def test_value_and_gradient_match_numpy_under_array_api_strict():
     assert "np." not in trace.entry.array_api().source
 
 
+def test_float32_programs_stay_float32():
+    w, x = (a.astype(np.float32) for a in _inputs())
+    expected, trace = _trace(tf.value_and_grad(_loss, argnums=(0, 1)), w, x)
+    with xps.ArrayAPIStrictFlags(api_version="2023.12"):
+        got = [np.asarray(r) for r in tf.nest.flatten(trace.run_in(xps, _strict([w, x])))]
+    for e, g in zip(_flat(expected), got):
+        assert g.dtype == np.float32
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
+
+
+def test_python_numbers_become_float64_arrays_in_the_namespace():
+    torch, xp = _torch_namespace()
+    w, x = _inputs()
+    _, trace = _trace(tf.grad(_loss), w, x)
+    form = trace.entry.array_api()
+    assert form.arg_keys[-1][0] == "captured"        # the fed 0.5 of `tf.exp(w) * 0.5`
+    got = form(xp, torch.asarray(w), torch.asarray(x), 0.5)
+    assert got[0].dtype == torch.float64
+
+
 def test_the_form_is_emitted_once_per_program():
     w, x = _inputs()
     _, trace = _trace(tf.grad(_loss), w, x)

@@ -163,9 +163,11 @@ class ArrayApiFunction:
 
 
 def _moved(xp, value, device):
-    # a read-only NumPy array (tapec's values are) is copied: PyTorch cannot share it
-    copy = isinstance(value, np.ndarray) and not value.flags.writeable
-    return xp.asarray(value, device=device, copy=True if copy else None)
+    # A Python number takes NumPy's dtype first (float64), as on the NumPy path, not the
+    # namespace's default (PyTorch's is float32); a read-only array (tapec's values are)
+    # is copied, since PyTorch cannot share it.
+    value = np.asarray(value)
+    return xp.asarray(value, device=device, copy=True if not value.flags.writeable else None)
 
 
 def _is_numpy(value) -> bool:
