@@ -91,6 +91,14 @@ def test_python_numbers_become_float64_arrays_in_the_namespace():
     assert got[0].dtype == torch.float64
 
 
+def test_an_entry_without_its_ir_says_so():
+    from tapec.codegen.compiled import Compiled
+    from tapec.codegen.emit import CodegenError
+    entry = Compiled(lambda: (), "def gradient():\n    return ()\n", (), "from disk")
+    with pytest.raises(CodegenError, match="no IR to write in the array-API form"):
+        entry.array_api()
+
+
 def test_the_form_is_emitted_once_per_program():
     w, x = _inputs()
     _, trace = _trace(tf.grad(_loss), w, x)
