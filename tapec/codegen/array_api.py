@@ -28,7 +28,10 @@ program is never written with a NumPy call in it.
 The API:
 
 * `ARRAY_API`: the form, for `emit.statements(..., form=ARRAY_API)` (tapec.export
-  writes modules through it); `helpers(lines)`: the helper definitions those lines need;
+  writes modules through it); `helpers(lines)`: the helper definitions those lines need.
+  The lines read two names they do not define, `xp` and `device`: the function around
+  them binds both (`emit` makes them its first two parameters), and a `Namer` never
+  gives them to a value or parameter (names.GENERATED_GLOBALS);
 * `emit(outputs, feeds, ...)`: the whole source, `(source, argument keys)`, as
   `emit.emit`; `compile_source(source)`: an `ArrayApiFunction`;
 * `ArrayApiFunction(xp, *args, device=None)`: runs the program in `xp`; NumPy arrays and
