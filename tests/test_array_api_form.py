@@ -279,6 +279,18 @@ def test_ops_beyond_the_gradient_table_match_numpy(name, f, shapes):
     _forms_agree(lambda *xs: tf.reduce_sum(f(*xs) * weights), arrays)
 
 
+def test_large_kernels_with_sines_from_tangents_match_numpy():
+    """A large float64 region gets sin and cos from tangents in the NumPy form
+    (simplify/fuse/trig.py); the array-API form computes them directly."""
+    x = np.random.default_rng(8).normal(size=3000)
+    f = tf.grad(lambda x: tf.reduce_sum(tf.sin(x) * tf.cos(x) ** 2 + tf.sin(x)))
+    for _ in range(3):              # the third call compiles the fused program
+        expected = f(x)
+    (programs_,) = f._traces.values()
+    trace = programs_[-1].compiled()
+    _assert_close(expected, _run_strict(trace, [x]))
+
+
 def test_jacobian_and_hessian_match_numpy():
     w, x = _inputs(4)
     for function in (tf.jacobian(lambda w: tf.tanh(tf.matmul(x, w))),
