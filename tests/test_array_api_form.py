@@ -291,6 +291,15 @@ def test_large_kernels_with_sines_from_tangents_match_numpy():
     _assert_close(expected, _run_strict(trace, [x]))
 
 
+def test_an_index_too_large_to_write_out_is_a_clear_error(monkeypatch):
+    from tapec.ops import indexing
+    monkeypatch.setattr(indexing, "FLAT_LIMIT", 2)
+    x = np.arange(6.0).reshape(2, 3)
+    _, trace = _trace(tf.grad(lambda x: tf.reduce_sum(x[np.array([1, 0, 1])])), x)
+    with pytest.raises(array_api.NoArrayApiForm, match="op 'scatter' has no array-API form"):
+        trace.entry.array_api()
+
+
 def test_jacobian_and_hessian_match_numpy():
     w, x = _inputs(4)
     for function in (tf.jacobian(lambda w: tf.tanh(tf.matmul(x, w))),

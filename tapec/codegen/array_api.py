@@ -80,6 +80,14 @@ def _fallback(node, args):
     return _NUMPY_NAME.sub("xp.", op.numpy(args, node))
 
 
+def _declined(node, printed):
+    """`printed`, unless a facet declined this node (None: too large, say)."""
+    if printed is None:
+        raise NoArrayApiForm(f"op {node.op.name!r} has no array-API form for {node!r} "
+                             "(see the limits in docs/array_api.md)")
+    return printed
+
+
 class _ArrayApiForm:
     """How nodes print in the array-API form (emit.statements' `form`)."""
 
@@ -97,16 +105,13 @@ class _ArrayApiForm:
 
     @staticmethod
     def lines(node, name, args):
-        return node.op.array_api_lines(name, args, node)
+        return _declined(node, node.op.array_api_lines(name, args, node))
 
     @staticmethod
     def expression(node, args):
         template = node.op.array_api
-        text = _fallback(node, args) if template is None else template(args, node)
-        if text is None:        # the facet declines this node (its attributes)
-            raise NoArrayApiForm(f"op {node.op.name!r} has no array-API form for "
-                                 f"{node!r} with {node.attrs}")
-        return text
+        return _declined(node, _fallback(node, args) if template is None
+                         else template(args, node))
 
     @staticmethod
     def shape(node):

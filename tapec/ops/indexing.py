@@ -24,7 +24,6 @@ import math
 import numpy as np
 
 from ..tensor import _used
-from .literals import xp_dtype
 from .registry import Op, apply, declare, to_tensors
 from .shape import _dtype_name, _int_arg, broadcast_to, cast, reshape, transpose
 
@@ -278,7 +277,7 @@ def _scatter_array_api(out, args, node):
     """Zeros of the source's shape holding the cotangent where the index selected,
     written without assignments: a box (unit steps) is padded with zeros, any other
     index adds through its flat positions (tapec_xp_scatter_add, repeats accumulate)."""
-    spec, shape, dtype = node.attrs["index"], node.shape, xp_dtype(node.dtype)
+    spec, shape = node.attrs["index"], node.shape
     box = _unit_box(spec, shape) if _is_basic(spec) else None
     if box is not None:
         inner = tuple(stop - start for start, stop in box)
