@@ -99,6 +99,14 @@ def test_an_entry_without_its_ir_says_so():
         entry.array_api()
 
 
+def test_arguments_named_like_the_forms_own_names_do_not_shadow_them():
+    def f(xp, device, tapec_xp_einsum):
+        return tf.reduce_sum(tf.einsum("ij,jk->ik", xp, device) * tapec_xp_einsum)
+    rng = np.random.default_rng(9)
+    arrays = [rng.normal(size=(2, 3)), rng.normal(size=(3, 4)), rng.normal(size=(2, 4))]
+    _forms_agree(f, arrays)
+
+
 def test_the_form_is_emitted_once_per_program():
     w, x = _inputs()
     _, trace = _trace(tf.grad(_loss), w, x)
