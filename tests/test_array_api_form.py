@@ -308,6 +308,20 @@ def test_an_index_too_large_to_write_out_is_a_clear_error(monkeypatch):
         trace.entry.array_api()
 
 
+def test_negative_gather_indices_count_from_the_end():
+    # regression: the gradient's one-hot scatter never matched -1, and gave zeros
+    x = np.random.default_rng(10).normal(size=(3, 2))
+    _forms_agree(lambda x: tf.reduce_sum(tf.gather(x * x, np.array([-1, 0, -3])) * x[0]), [x])
+
+
+def test_a_gather_out_of_range_is_nan_where_numpy_raises():
+    x = np.arange(3.0)
+    _, trace = _trace(tf.function(lambda x, i: tf.gather(x, i)), x, np.array([0, 2]))
+    with xps.ArrayAPIStrictFlags(api_version="2023.12"):
+        got = trace.run_in(xps, [xps.asarray(x), xps.asarray(np.array([4, -1]))])
+    np.testing.assert_array_equal(np.asarray(got), [np.nan, 2.0])
+
+
 def test_jacobian_and_hessian_match_numpy():
     w, x = _inputs(4)
     for function in (tf.jacobian(lambda w: tf.tanh(tf.matmul(x, w))),
