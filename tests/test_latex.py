@@ -7,6 +7,7 @@ import pytest
 
 import tapec as tf
 from tapec.export.latex import latex_name
+from helpers import katex, symbols
 
 # --- a KaTeX-safety checker ---------------------------------------------------------------
 #
@@ -83,15 +84,53 @@ def katex_problems(tex: str) -> list:
     return problems
 
 
-def checked(tex: str) -> str:
-    """`tex` after asserting it is KaTeX-safe."""
+def checked(tex: str, inputs=None) -> str:
+    """`tex` after asserting it is KaTeX-safe, that KaTeX parses it (where node and KaTeX
+    are installed) and, given the `inputs` it may use, that it uses only defined symbols."""
     problems = katex_problems(tex)
     assert not problems, f"not KaTeX-safe ({problems}): {tex}"
+    if katex.available():
+        katex.assert_parses(tex)
+    if inputs is not None:
+        symbols.assert_defined(tex, inputs)
     return tex
 
 
+def inputs_of(tape, names=None, *objects) -> set:
+    """The symbols a printed formula may use as inputs: the names given, the tape's
+    Variables' names, and the default names of the watched tensors (x, y, ...)."""
+    given = [n for _, n in (names.items() if isinstance(names, dict) else names or [])]
+    found = {latex_name(n) for n in given}
+    variables = list(tape.recorded.variables.values())
+    variables += [v for v in tf.nest.flatten(list(objects)) if isinstance(v, tf.Variable)]
+    found |= {latex_name(v._name) for v in variables}
+    watched = sum(1 for r in tape.recorded.graph.values() if r.attrs.get("kind") == "watched")
+    found |= set(["x", "y", "z", "u", "v", "w"][:watched])
+    # The tape's unnamed data (not a uniform array, which prints as its number) may print
+    # under the default names of matrices and other leaves.
+    matrices = others = 0
+    for key, r in tape.recorded.graph.items():
+        t = tape.recorded.tensors.get(key)
+        if r.attrs.get("kind") != "input" or t is None or t._value is None or \
+                np.all(t._value == np.ravel(t._value)[:1]):
+            continue
+        if sum(1 for s in t._value.shape if s != 1) >= 2:
+            matrices += 1
+        else:
+            others += 1
+    for v in variables:
+        if v._name not in ("", "Variable"):
+            continue
+        if sum(1 for s in v.shape if s != 1) >= 2:
+            matrices += 1
+        else:
+            others += 1
+    found |= set("ABCDFGHKLMNPQRSUV"[:matrices])
+    return found | {f"c_{{{k}}}" for k in range(1, others + 1)}
+
+
 def latex(tape, target, sources=None, names=None) -> str:
-    return checked(tape.latex(target, sources, names))
+    return checked(tape.latex(target, sources, names), inputs_of(tape, names, target, sources))
 
 
 def squash(tex: str) -> str:
@@ -542,7 +581,7 @@ def test_short_expressions_stay_inline():
     ("a}\\input{/etc/passwd", r"\mathrm{a\}{\backslash}input\{/etc/passwd}"),
     ("#&~^ <>", r"\mathrm{\#\&{\sim}{\wedge}\ {\lt}{\gt}}"),
     ("\\section", r"\mathrm{{\backslash}section}"),
-    ("\x00é", r"\mathrm{?é}"),
+    ("\x00é", r"\mathrm{??}"),
 ])
 def test_latex_name_escapes(raw, expected):
     assert checked(latex_name(raw)) == expected
