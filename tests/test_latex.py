@@ -20,7 +20,7 @@ ALLOWED_COMMANDS = frozenset("""
     mathbf mathrm operatorname begin end partial ldots le ge ne lt gt sim wedge backslash
     text infty arcsin arccos arctan pi sigma alpha beta gamma delta epsilon zeta eta theta
     iota kappa lambda mu nu xi rho tau upsilon phi chi psi omega Gamma Delta Theta Lambda
-    Xi Pi Sigma Upsilon Phi Psi Omega""".split())
+    Xi Pi Sigma Upsilon Phi Psi Omega in mathbb times nabla lVert rVert quad""".split())
 ALLOWED_ESCAPES = frozenset(["\\\\", "\\{", "\\}", "\\_", "\\%", "\\$", "\\#", "\\&",
                              "\\ ", "\\,", "\\:", "\\;", "\\!"])
 ENVIRONMENTS = frozenset(["aligned", "cases"])
@@ -222,7 +222,10 @@ def test_gradient_of_quadratic_form(naming):
 @pytest.mark.parametrize("naming", QUADRATIC_NAMINGS)
 def test_hessian_of_quadratic_form(naming):
     outer, _, _, g, x, names = quadratic_form(QUADRATIC_NAMINGS[naming])
-    assert_renders(latex(outer, g, x, names), r"A + A^{T}", r"A^{T} + A")
+    hessian = r"\frac{\partial^{2} f}{\partial x \, \partial x^{T}} = "
+    shape = r" \in \mathbb{R}^{3 \times 3}"
+    assert_renders(latex(outer, g, x, names), hessian + r"A + A^{T}" + shape,
+                   hessian + r"A^{T} + A" + shape)
 
 
 def test_tanh_layer_gradient():
@@ -299,7 +302,8 @@ def test_jacobian_of_a_vector_is_a_matrix():
         tape.watch(x)
         y = tf.tanh(W @ x)
     assert_renders(latex(tape, y, x),
-                   r"\operatorname{diag}\left(1 - \tanh\left(W x\right)^{\circ 2}\right) W")
+                   r"\frac{\partial f}{\partial x} = \operatorname{diag}\left(1 - "
+                   r"\tanh\left(W x\right)^{\circ 2}\right) W \in \mathbb{R}^{2 \times 3}")
 
 
 def test_sums_are_products_with_ones_and_vectors_are_columns():

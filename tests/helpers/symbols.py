@@ -14,11 +14,12 @@ import re
 _NOTATION = frozenset("""
     frac left right sqrt circ cdot sum prod max min det exp log sin cos tan sinh cosh tanh
     arcsin arccos arctan operatorname mathbf text begin end partial ldots le ge ne lt gt
-    leq geq neq infty pi sigma delta nabla quad qquad top odot otimes in mathbb
+    leq geq neq infty pi sigma delta nabla quad qquad top odot otimes in mathbb times
+    lVert rVert
     """.split())
 _FUNCTION_LIKE = frozenset(("sigma",))     # \sigma is the logistic function
 _STANDARD_LETTERS = frozenset(("I", "e"))
-_INDEX_LETTERS = frozenset("ijklmnpqrs")
+_INDEX_LETTERS = frozenset("ijklmnpqrsuvw")
 _TOKEN = re.compile(r"\\mathrm\{(?:\\.|\{[^{}]*\}|[^{}])*\}|\\operatorname\{[^{}]*\}|\\text\{[^{}]*\}"
                     r"|\\mathbf\{[^{}]*\}|\\begin\{[^{}]*\}|\\end\{[^{}]*\}"
                     r"|\\[A-Za-z]+|\\.|[A-Za-z]|\d+|\s+|.", re.S)
@@ -28,6 +29,9 @@ def rows(tex: str):
     """(left, right) of each row: one row (None, tex) when it is not an aligned block."""
     tex = tex.strip()
     if not tex.startswith(r"\begin{aligned}"):
+        if tex.startswith(r"\frac{\partial") and " = " in tex:
+            left, _, right = tex.partition(" = ")
+            return [(left, right)]
         return [(None, tex)]
     body = tex.removeprefix(r"\begin{aligned}").removesuffix(r"\end{aligned}")
     result = []
@@ -57,6 +61,7 @@ def symbols(tex: str) -> set:
     """The symbols `tex` uses: names with their subscripts (`W_{1}`, `t_{3}`,
     `\\mathrm{loss}`), bases of indexed entries (`X` in `X_{ki}`), Greek letters that are
     not notation."""
+    tex = re.sub(r"\\in \\mathbb\{R\}\^\{[^{}]*\}", "", tex)    # a shape note
     tokens = [t for t in _TOKEN.findall(tex) if not t.isspace()]
     return _symbols(tokens)
 

@@ -218,6 +218,20 @@ def trivial(e):
     return isinstance(e, (Sym, Num, Ones, Eye))
 
 
+def has_tensor(e):
+    """Whether `e` or a part of it has more than two axes larger than 1."""
+    stack, seen = [e], set()
+    while stack:
+        x = stack.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        if x.layout[0] == "t":
+            return True
+        stack.extend(c for c in x.children() if isinstance(c, Expr))
+    return False
+
+
 def is_zero(e):
     """Whether `e` is the number 0 (in every element)."""
     return isinstance(e, Num) and e.value == 0
