@@ -426,7 +426,13 @@ def _evaluate(e, env):
                          r"\min": np.minimum, r"\operatorname{sign}": np.sign,
                          r"\log \sum \exp {0}": lambda v: np.log(np.exp(v).sum()),
                          r"\max {0}": np.max,
-                         r"\operatorname{{softmax}}({0})": lambda v: np.exp(v) / np.exp(v).sum(),
+                         r"\operatorname{softmax}": lambda v: np.exp(v) / np.exp(v).sum(),
+                         r"\operatorname{softmax}_{\text{row}}":
+                             lambda v: np.exp(v) / np.exp(v).sum(axis=1, keepdims=True),
+                         r"\operatorname{logsumexp}_{\text{row}}":
+                             lambda v: np.log(np.exp(v).sum(axis=1, keepdims=True)),
+                         r"\operatorname{tr}": np.trace,
+                         "norm": np.linalg.norm,
                          r"\operatorname{logical\_and}": np.logical_and,
                          r"\operatorname{logical\_or}": np.logical_or,
                          r"\operatorname{logical\_not}": np.logical_not}

@@ -12,7 +12,7 @@ import re
 
 from ...ops.sympy_rules import sympy as _sympy
 from .dispatch import Visitor
-from .matrix import Call, Expr, Num, is_scalar, trivial
+from .matrix import Call, Expr, Num, Sym, is_scalar, trivial
 from .names import temporary_names
 
 LINE_LIMIT = 80            # longer lines are broken into named definitions
@@ -189,6 +189,8 @@ class Layout(Visitor):
         if e.kind == "T":
             return base + "^{T}", POST
         if e.kind == "inverse":
+            if isinstance(e.base, Sym) and e.base.transposed and id(e.base) not in self.defined:
+                return e.base.text + "^{-T}", POST          # (X^T)^{-1} = X^{-T}
             return base + "^{-1}", POST
         exponent = self.tex(e.exponent)[0] if isinstance(e.exponent, Expr) else e.exponent
         circ = r"\circ " if e.kind == "power" else ""
@@ -202,6 +204,9 @@ class Layout(Visitor):
 
     def _call_sqrt(self, e):
         return rf"\sqrt{{{self.tex(e.args[0])[0]}}}", ATOM
+
+    def _call_norm(self, e):
+        return rf"\left\lVert {self.tex(e.args[0])[0]} \right\rVert", ATOM
 
     def _call_abs(self, e):
         return rf"\left|{self.tex(e.args[0])[0]}\right|", ATOM

@@ -289,6 +289,9 @@ def prod(factors):
         else:
             merged.append(f)
     flat = merged
+    flat, distributed = _contracted(flat)
+    if distributed:
+        return prod([Num(coefficient)] + flat)
     sign, coefficient = (-1, -coefficient) if coefficient < 0 else (1, coefficient)
     if coefficient != 1 or not flat:
         flat.insert(0, Num(coefficient))
@@ -297,6 +300,55 @@ def prod(factors):
             isinstance(result, Num):
         result = Num(result.value, layout)
     return neg(result) if sign < 0 else result
+
+
+SOFTMAX = r"\operatorname{softmax}"
+
+
+def _is_softmax(e):
+    """softmax(x) of a whole vector (its entries sum to 1)."""
+    return isinstance(e, Call) and e.head == SOFTMAX and e.layout[0] == "c"
+
+
+def _is_softmax_row(e):
+    """softmax(x)^T of a whole vector, a row."""
+    return isinstance(e, Pow) and e.kind == "T" and _is_softmax(e.base)
+
+
+def _contracted(flat):
+    """Products with a vector of ones that are known: 1^T s = s^T 1 = 1 for a softmax s,
+    diag(v) 1 = v, 1^T diag(v) = v^T; a sum times diag(v) or 1 is distributed when every
+    term then contracts, (I - s 1^T) diag(s) = diag(s) - s s^T. Returns (factors,
+    whether a sum was distributed)."""
+    distributed, changed = False, True
+    while changed and len(flat) > 1:
+        changed = False
+        for k in range(len(flat) - 1):
+            a, b = flat[k], flat[k + 1]
+            if (isinstance(a, Ones) and a.layout[0] == "r" and _is_softmax(b)) or \
+                    (_is_softmax_row(a) and isinstance(b, Ones) and b.layout[0] == "c"):
+                flat[k:k + 2] = []
+            elif isinstance(a, Diag) and isinstance(b, Ones) and b.layout[0] == "c":
+                flat[k:k + 2] = [a.v]
+            elif isinstance(a, Ones) and a.layout[0] == "r" and isinstance(b, Diag):
+                flat[k:k + 2] = [Transposer()(b.v)]
+            elif isinstance(a, Sum) and isinstance(b, (Diag, Ones)):
+                terms = [(sign, prod([t, b])) for sign, t in a.terms]
+                if not all(not isinstance(t, Prod) or _contracts(t) for _, t in terms):
+                    continue
+                flat[k:k + 2] = [sum_of(terms, _prod_layout([a, b]))]
+                distributed = True
+            else:
+                continue
+            changed = True
+            break
+    return flat, distributed
+
+
+def _contracts(p):
+    """Whether product `p` ends in a plain vector or diag (no ones left to sum)."""
+    return not any(isinstance(f, Ones) for f in p.factors[1:]) or \
+        (isinstance(p.factors[-1], Ones) and p.factors[-1].layout[0] == "r")
 
 
 def sum_of(terms, layout):
@@ -313,6 +365,14 @@ def sum_of(terms, layout):
             flat.append((-sign, Num(-t.value, t.layout)))
         elif not is_zero(t):
             flat.append((sign, t))
+    kept = []
+    for sign, t in flat:                  # a - a = 0, for the same expression
+        opposite = next((k for k, (s, u) in enumerate(kept) if u is t and s == -sign), None)
+        if opposite is None:
+            kept.append((sign, t))
+        else:
+            kept.pop(opposite)
+    flat = kept
     if not flat:
         return Num(_sympy().Integer(0), layout)
     if len(flat) == 1:
@@ -323,6 +383,8 @@ def sum_of(terms, layout):
 
 def frac(num, den, layout):
     """num / den with signs and numeric coefficients of the numerator pulled out."""
+    if isinstance(den, Num) and is_scalar(den) and den.value != 0:
+        return prod([Num(1 / den.value), num])
     if isinstance(num, Neg):
         return neg(frac(num.x, den, layout))
     if isinstance(num, Prod) and not num.shared and isinstance(num.factors[0], Num) \
