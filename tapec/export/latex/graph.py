@@ -155,6 +155,9 @@ def _transposed_view(value, known) -> bool:
         _memory(value) == _memory(known)
 
 
+MAX_CANDIDATES = 8
+
+
 def gradient_of(tape, target, source):
     """The one-element tensor on `tape` whose gradient by `source` `target` is, or None.
 
@@ -162,7 +165,8 @@ def gradient_of(tape, target, source):
     it as a gradient; the outer tape has also recorded the function itself. Each recorded
     one-element tensor that `target` does not depend on is a candidate: its gradient is
     built symbolically and evaluated with the ops' NumPy implementations, and the first
-    whose value equals `target`'s (to rounding) is the function."""
+    whose value equals `target`'s (to rounding) is the function. Candidates are those
+    recorded before `target`, latest first, at most MAX_CANDIDATES."""
     records, tensors = tape.recorded.graph, tape.recorded.tensors
     if target._value is None or tuple(target._shape) != tuple(source._shape):
         return None
@@ -172,11 +176,16 @@ def gradient_of(tape, target, source):
         if k not in upstream and k in records:
             upstream.add(k)
             stack.extend(records[k].inputs)
+    tried = 0
     for key, r in reversed(list(records.items())):
         t = tensors.get(key)
-        if key in upstream or not r.inputs or t is None or t._value is None or \
-                np.size(t._value) != 1 or t._dtype.kind != "f":
+        # The function was recorded before its gradient (ids grow in creation order).
+        if key in upstream or key > target._id or not r.inputs or t is None or \
+                t._value is None or np.size(t._value) != 1 or t._dtype.kind != "f":
             continue
+        tried += 1
+        if tried > MAX_CANDIDATES:
+            return None
         request = engine.Request([t], [key_of(source)], [source._dtype],
                                  [tuple(source._shape)], [None], "gradient")
         try:

@@ -276,6 +276,7 @@ def prod(factors):
             flat.append(f)
     if coefficient == 0:
         return Num(sp.Integer(0), layout)
+    flat = _cancelled(flat)
     if any(not is_scalar(f) and not isinstance(f, Eye) for f in flat):
         flat = [f for f in flat if not isinstance(f, Eye)]     # I A = A
     elif sum(isinstance(f, Eye) for f in flat) > 1:              # I I = I
@@ -300,6 +301,18 @@ def prod(factors):
             isinstance(result, Num):
         result = Num(result.value, layout)
     return neg(result) if sign < 0 else result
+
+
+def _cancelled(flat):
+    """Scalar factors with a fraction by them cancelled: (a / d) d = a."""
+    for k, f in enumerate(flat):
+        if isinstance(f, Frac) and is_scalar(f.den):
+            for j, g in enumerate(flat):
+                if g is f.den:
+                    rest = [h for i, h in enumerate(flat) if i not in (j, k)]
+                    one = isinstance(f.num, Num) and f.num.value == 1
+                    return _cancelled(rest + ([] if one else [f.num]))
+    return flat
 
 
 SOFTMAX = r"\operatorname{softmax}"
@@ -387,6 +400,12 @@ def frac(num, den, layout):
         return prod([Num(1 / den.value), num])
     if isinstance(num, Neg):
         return neg(frac(num.x, den, layout))
+    if isinstance(num, Frac):                       # (a / b) / c = a / (b c)
+        inner = num.den
+        below = Pow(inner, "2", "power" if layout[0] != "s" else "scalar", inner.layout) \
+            if inner is den else prod([inner, den]) if is_scalar(inner) or is_scalar(den) \
+            else had([inner, den], layout)
+        return frac(num.num, below, layout)
     if isinstance(num, Prod) and not num.shared and isinstance(num.factors[0], Num) \
             and len(num.factors) > 1:
         rest = num.factors[1:]
