@@ -9,6 +9,7 @@ import tapec as tf
 from tapec.export.latex import LINE_LIMIT, latex_name
 from tapec.export.latex.width import rendered_width
 from helpers import katex, symbols
+from helpers.symbols import inputs_of
 
 # --- a KaTeX-safety checker ---------------------------------------------------------------
 #
@@ -95,39 +96,6 @@ def checked(tex: str, inputs=None) -> str:
     if inputs is not None:
         symbols.assert_defined(tex, inputs)
     return tex
-
-
-def inputs_of(tape, names=None, *objects) -> set:
-    """The symbols a printed formula may use as inputs: the names given, the tape's
-    Variables' names, and the default names of the watched tensors (x, y, ...)."""
-    given = [n for _, n in (names.items() if isinstance(names, dict) else names or [])]
-    found = {latex_name(n) for n in given}
-    variables = list(tape.recorded.variables.values())
-    variables += [v for v in tf.nest.flatten(list(objects)) if isinstance(v, tf.Variable)]
-    found |= {latex_name(v._name) for v in variables}
-    watched = sum(1 for r in tape.recorded.graph.values() if r.attrs.get("kind") == "watched")
-    found |= set(["x", "y", "z", "u", "v", "w"][:watched])
-    # The tape's unnamed data (not a uniform array, which prints as its number) may print
-    # under the default names of matrices and other leaves.
-    matrices = others = 0
-    for key, r in tape.recorded.graph.items():
-        t = tape.recorded.tensors.get(key)
-        if r.attrs.get("kind") != "input" or t is None or t._value is None or \
-                np.all(t._value == np.ravel(t._value)[:1]):
-            continue
-        if sum(1 for s in t._value.shape if s != 1) >= 2:
-            matrices += 1
-        else:
-            others += 1
-    for v in variables:
-        if v._name not in ("", "Variable"):
-            continue
-        if sum(1 for s in v.shape if s != 1) >= 2:
-            matrices += 1
-        else:
-            others += 1
-    found |= set("ABCDFGHKLMNPQRSUV"[:matrices])
-    return found | {f"c_{{{k}}}" for k in range(1, others + 1)}
 
 
 def latex(tape, target, sources=None, names=None) -> str:

@@ -10,6 +10,11 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
+import tapec as tf
+from tapec.export.latex import latex_name
+
 # Commands that are notation (functions, operators, layout), never a symbol of their own.
 _NOTATION = frozenset("""
     frac left right sqrt circ cdot sum prod max min det exp log sin cos tan sinh cosh tanh
@@ -122,8 +127,9 @@ def sources_on_the_left(tex: str) -> set:
     """The symbols the left-hand sides differentiate by (`\\partial x` names x)."""
     found = set()
     for left, _ in rows(tex):
+        left = (left or "").partition("}{")[2]          # the denominator of the fraction
         for match in re.finditer(r"\\partial (\\mathrm\{(?:\\.|\{[^{}]*\}|[^{}])*\}|\\?[A-Za-z]+"
-                                 r"(?:_\{[^{}]*\})?)", left or ""):
+                                 r"(?:_\{[^{}]*\})?)", left):
             found |= symbols(match.group(1))
     return found
 
@@ -133,3 +139,36 @@ def assert_defined(tex: str, inputs=()):
     source named on a left-hand side), an earlier definition, or notation."""
     missing = undefined(tex, set(inputs) | sources_on_the_left(tex))
     assert not missing, f"undefined symbols {sorted(missing)} in: {tex}"
+
+
+def inputs_of(tape, names=None, *objects) -> set:
+    """The symbols a printed formula may use as inputs: the names given, the tape's
+    Variables' names, and the default names of the watched tensors (x, y, ...)."""
+    given = [n for _, n in (names.items() if isinstance(names, dict) else names or [])]
+    found = {latex_name(n) for n in given}
+    variables = list(tape.recorded.variables.values())
+    variables += [v for v in tf.nest.flatten(list(objects)) if isinstance(v, tf.Variable)]
+    found |= {latex_name(v._name) for v in variables}
+    watched = sum(1 for r in tape.recorded.graph.values() if r.attrs.get("kind") == "watched")
+    found |= set(["x", "y", "z", "u", "v", "w"][:watched])
+    # The tape's unnamed data (not a uniform array, which prints as its number) may print
+    # under the default names of matrices and other leaves.
+    matrices = others = 0
+    for key, r in tape.recorded.graph.items():
+        t = tape.recorded.tensors.get(key)
+        if r.attrs.get("kind") != "input" or t is None or t._value is None or \
+                np.all(t._value == np.ravel(t._value)[:1]):
+            continue
+        if sum(1 for s in t._value.shape if s != 1) >= 2:
+            matrices += 1
+        else:
+            others += 1
+    for v in variables:
+        if v._name not in ("", "Variable"):
+            continue
+        if sum(1 for s in v.shape if s != 1) >= 2:
+            matrices += 1
+        else:
+            others += 1
+    found |= set("ABCDFGHKLMNPQRSUV"[:matrices])
+    return found | {f"c_{{{k}}}" for k in range(1, others + 1)}

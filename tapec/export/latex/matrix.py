@@ -391,7 +391,22 @@ def sum_of(terms, layout):
     if len(flat) == 1:
         sign, t = flat[0]
         return t if sign > 0 else neg(t)
+    common = _common_right_factor(flat)
+    if common is not None:                      # A^T x + A x = (A^T + A) x
+        rest = [(sign, prod(t.factors[:-1])) for sign, t in flat]
+        return prod([sum_of(rest, rest[0][1].layout), common])
     return Sum(flat, layout)
+
+
+def _common_right_factor(terms):
+    """The array every term is a product ending in (the same expression), else None."""
+    if not all(isinstance(t, Prod) and not t.shared and len(t.factors) > 1 for _, t in terms):
+        return None
+    last = terms[0][1].factors[-1]
+    if is_scalar(last) or any(t.factors[-1] is not last for _, t in terms) or \
+            any(is_scalar(t.factors[-2]) for _, t in terms):
+        return None
+    return last
 
 
 def frac(num, den, layout):
