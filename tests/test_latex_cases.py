@@ -93,3 +93,19 @@ def test_sympy_matrix_derivatives_agree_with_the_printed_formula(name, monkeypat
     computed = np.reshape(computed.numpy(), expected.shape)
     np.testing.assert_allclose(expected, computed, rtol=1e-10)
     assert_printed_formulas_compute(monkeypatch, tape, target, source, [expected], names)
+
+
+def test_the_gallery_page_is_the_table():
+    """docs/latex_gallery.md is what scripts/latex_gallery.py writes (its images need
+    matplotlib and differ between its versions: only their presence is checked)."""
+    import importlib.util
+    import pathlib
+    root = pathlib.Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("latex_gallery",
+                                                  root / "scripts" / "latex_gallery.py")
+    gallery = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gallery)
+    assert (root / "docs" / "latex_gallery.md").read_text() == gallery.page(), \
+        "run python scripts/latex_gallery.py"
+    for name in CASES:
+        assert (root / "docs" / "latex_gallery" / f"{gallery.slug(name)}.svg").exists()
