@@ -32,17 +32,6 @@ def _scalar(fn, value=0.7):
     return tape, y, x, [(x, "x")]
 
 
-def _scalar_second(fn, value=0.7):
-    x = tf.constant(value, dtype=tf.float64)
-    with tf.GradientTape(persistent=True) as outer:
-        outer.watch(x)
-        with tf.GradientTape() as inner:
-            inner.watch(x)
-            y = fn(x)
-        g = inner.gradient(y, x)
-    return outer, g, x, [(x, "x"), (g, "f")]
-
-
 def _vector(fn, shape=(3, 1), named=()):
     x = _c(shape)
     with tf.GradientTape(persistent=True) as tape:
@@ -51,8 +40,9 @@ def _vector(fn, shape=(3, 1), named=()):
     return tape, y, x, [(x, "X" if len([s for s in shape if s != 1]) > 1 else "x"), *named]
 
 
-def _hessian(fn, shape=(3, 1), named=()):
-    x = _c(shape)
+def _hessian(fn, shape=(3, 1), named=(), x=None):
+    """The outer tape of a Hessian: the jacobian of the inner gradient of fn(x)."""
+    x = _c(shape) if x is None else x
     with tf.GradientTape(persistent=True) as outer:
         outer.watch(x)
         with tf.GradientTape() as inner:
@@ -129,7 +119,8 @@ CASES = {
     "S5 tanh^2": lambda: _scalar(lambda x: tf.tanh(x) ** 2),
     "S6 log(1+x^2)/5": lambda: _scalar(lambda x: tf.math.log(1 + x * x) / 5),
     "S7 x log x": lambda: _scalar(lambda x: x * tf.math.log(x)),
-    "S8 Hess sin x^2": lambda: _scalar_second(lambda x: tf.sin(x * x)),
+    "S8 Hess sin x^2": lambda: _hessian(lambda x: tf.sin(x * x),
+                                        x=tf.constant(0.7, dtype=tf.float64)),
     # vector functions
     "V1 a^T x": lambda: _vector(lambda x: tf.reduce_sum(a * x), named=[(a, "a")]),
     "V2 ||x||": lambda: _vector(lambda x: tf.norm(x)),

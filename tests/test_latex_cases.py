@@ -5,7 +5,6 @@ no case wrong as printed; and where SymPy differentiates the same matrix express
 import numpy as np
 import pytest
 
-import tapec as tf
 from helpers import katex, symbols
 from latex_cases import CASES, PRINTED, TEXTBOOK, VERDICT, printed
 

@@ -1,5 +1,7 @@
 """The symbol check: every symbol on a right-hand side of printed LaTeX is defined.
 
+`inputs_of(tape, names, ...)` lists the inputs a formula printed from `tape` may use.
+
 A symbol is defined when it is an input (a name the caller lists: the user's names, the
 Variables', the sources on the left-hand sides), an intermediate the output itself
 defines on an earlier row (`t_{1} &= ...`), or standard notation (I, \\mathbf{1},
@@ -25,7 +27,8 @@ _NOTATION = frozenset("""
 _FUNCTION_LIKE = frozenset(("sigma",))     # \sigma is the logistic function
 _STANDARD_LETTERS = frozenset(("I", "e"))
 _INDEX_LETTERS = frozenset("ijklmnpqrsuvw")
-_TOKEN = re.compile(r"\\mathrm\{(?:\\.|\{[^{}]*\}|[^{}])*\}|\\operatorname\{[^{}]*\}|\\text\{[^{}]*\}"
+_TOKEN = re.compile(r"\\mathrm\{(?:\\.|\{[^{}]*\}|[^{}])*\}"
+                    r"|\\operatorname\{[^{}]*\}|\\text\{[^{}]*\}"
                     r"|\\mathbf\{[^{}]*\}|\\begin\{[^{}]*\}|\\end\{[^{}]*\}"
                     r"|\\[A-Za-z]+|\\.|[A-Za-z]|\d+|\s+|.", re.S)
 
@@ -34,9 +37,10 @@ def rows(tex: str):
     """(left, right) of each row: one row (None, tex) when it is not an aligned block."""
     tex = tex.strip()
     if not tex.startswith(r"\begin{aligned}"):
-        if tex.startswith(r"\frac{\partial") and " = " in tex:
-            left, _, right = tex.partition(" = ")
-            return [(left, right)]
+        left, _, right = tex.partition(" = ")
+        if right and (left.startswith(r"\frac{\partial") or
+                      re.fullmatch(r"[^=]*_\{[ijklmn]+\}", left)):
+            return [(left, right)]         # a stated left-hand side: f_{ij} = ...
         return [(None, tex)]
     body = tex.removeprefix(r"\begin{aligned}").removesuffix(r"\end{aligned}")
     result = []
@@ -118,7 +122,8 @@ def undefined(tex: str, inputs=()) -> set:
     for left, right in rows(tex):
         missing |= symbols(right) - known
         if left is not None and not left.startswith(r"\frac") and \
-                not left.startswith(r"\nabla") and "partial" not in left:
+                not left.startswith(r"\nabla") and "partial" not in left and \
+                not re.fullmatch(r"[^=]*_\{[ijklmn]+\}", left):
             known |= symbols(left)
     return missing
 

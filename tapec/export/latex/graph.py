@@ -6,7 +6,8 @@ the tape never saw computed is recognized by provenance: its array is a named va
 array, or a transposing view of it (inside a nested gradient, the transpose of an
 unwatched constant is computed unrecorded, and NumPy's transpose is such a view). An
 unnamed input holding one number in every element (the seed of an inner gradient, a
-broadcast constant) is structure, not data: it prints as that number, a `fill`.
+broadcast constant) is structure, not data: it prints as that number, a `fill`; one that
+is an identity matrix prints as I.
 Leaves of the result are `placeholder` nodes whose `leaf` attribute is a tensor id.
 """
 from __future__ import annotations
@@ -16,7 +17,7 @@ import numpy as np
 from ... import engine
 from ...ir.lower import is_structure, lower
 from ...ir.nodes import Node, topological_order
-from ...ops.shape import FILL, PLACEHOLDER, READ_VARIABLE, TRANSPOSE
+from ...ops.shape import EYE, FILL, PLACEHOLDER, READ_VARIABLE, TRANSPOSE
 from .names import key_of
 
 
@@ -98,13 +99,18 @@ class PrintableGraph:
         return self._alias(key, r) or self._uniform(key, r) or self.leaf(key, r.shape, r.dtype)
 
     def _uniform(self, key, r):
-        """A fill of the one number every element of the unnamed input `key` holds."""
+        """A fill of the one number every element of the unnamed input `key` holds, or
+        the identity matrix when it is one."""
         tensor = self.tensors.get(key)
         if r.attrs.get("kind") != "input" or tensor is None or tensor._value is None:
             return None
         value = np.asarray(tensor._value)
         if value.size == 0 or value.dtype.kind not in "biuf":
             return None
+        if value.ndim == 2 and value.shape[0] == value.shape[1] > 1 and \
+                np.array_equal(value, np.eye(len(value))):
+            return Node(EYE, (), {"n": len(value), "m": len(value), "dtype": value.dtype.str},
+                        tuple(value.shape), r.dtype)
         first = value.reshape(-1)[0]
         if not np.isfinite(first) or not np.all(value == first):
             return None

@@ -165,6 +165,21 @@ class IndexConverter(OpVisitor):
         right = self.terms(b, self._broadcast(b, n.shape, letters))
         return [s.times(t) for s in left for t in right]
 
+    def _print_reduce_sum(self, n, letters):
+        """A sum over the reduced axes, each a fresh summed letter."""
+        x = n.inputs[0]
+        axes = {a % len(x.shape) for a in n.attrs["axis"]}
+        keep = n.attrs.get("keepdims", False)
+        out, inner, bound = iter(letters), [], set()
+        for a, size in enumerate(x.shape):
+            letter = next(out) if keep or a not in axes else None
+            if a in axes:
+                letter = self.fresh(size) if size != 1 else None
+                bound |= {letter} - {None}
+            inner.append(letter)
+        return [Term(t.coefficient, t.factors, t.deltas, t.summed | bound)
+                for t in self.terms(x, inner)]
+
     def _print_matmul(self, n, letters):
         a, b = n.inputs
         if len(a.shape) != 2 or len(b.shape) != 2:

@@ -56,11 +56,10 @@ class Side:
         split = len(self.target_shape)
         f_letters = "".join(c for c in letters[:split] if c)
         x_letters = "".join(c for c in letters[split:] if c)
-        if self.hessian:
-            half = len(x_letters) // 2
+        if self.hessian:             # the target is the gradient: its axes are the source's
             left = rf"\frac{{\partial^{{2}} {self.f}}}{{\partial " \
-                   rf"{indexed_name(self.x, x_letters[:half])} \, \partial " \
-                   rf"{indexed_name(self.x, x_letters[half:])}}}"
+                   rf"{indexed_name(self.x, f_letters)} \, \partial " \
+                   rf"{indexed_name(self.x, x_letters)}}}"
         else:
             left = rf"\frac{{\partial {indexed_name(self.f, f_letters)}}}{{\partial " \
                    rf"{indexed_name(self.x, x_letters)}}}"

@@ -12,8 +12,8 @@ from __future__ import annotations
 from ...ir.nodes import topological_order
 from ...ops.sympy_rules import sympy as _sympy
 from .dispatch import OpVisitor
-from .matrix import (SOFTMAX, Call, Diag, Eye, Had, Num, Ones, Pow, Prod, Sym, Transposer, frac, had,
-                     is_scalar, layout_of, neg, prod, sum_of, trivial)
+from .matrix import (SOFTMAX, Call, Diag, Eye, Had, Num, Ones, Pow, Prod, Sym, Transposer,
+                     frac, had, is_scalar, layout_of, neg, prod, sum_of, trivial)
 from .names import operator_name
 from .scalar import literal_value
 from .templates import call_head, formats, relation_symbol
