@@ -185,7 +185,7 @@ class Layout(Visitor):
 
     def _one_fraction(self, e):
         """A number and one fraction, times at most one factor, as one fraction:
-        \frac{1}{5} \cdot \frac{y}{t} is \frac{y}{5 t}, \frac{1}{d} x is \frac{x}{d}."""
+        \\frac{1}{5} \\cdot \\frac{y}{t} is \\frac{y}{5 t}, \\frac{1}{d} x is \\frac{x}{d}."""
         numbers = [f for f in e.factors if isinstance(f, Num) and id(f) not in self.defined]
         fractions = [f for f in e.factors if isinstance(f, Frac) and id(f) not in self.defined]
         others = [f for f in e.factors if not any(f is g for g in numbers + fractions)]
