@@ -6,7 +6,10 @@ import numpy as np
 import pytest
 
 import tapec as tf
-from tapec.export.latex import latex_name
+from tapec.export.latex import LINE_LIMIT, latex_name
+from tapec.export.latex.width import rendered_width
+from helpers import katex, symbols
+from helpers.symbols import inputs_of
 
 # --- a KaTeX-safety checker ---------------------------------------------------------------
 #
@@ -19,7 +22,7 @@ ALLOWED_COMMANDS = frozenset("""
     mathbf mathrm operatorname begin end partial ldots le ge ne lt gt sim wedge backslash
     text infty arcsin arccos arctan pi sigma alpha beta gamma delta epsilon zeta eta theta
     iota kappa lambda mu nu xi rho tau upsilon phi chi psi omega Gamma Delta Theta Lambda
-    Xi Pi Sigma Upsilon Phi Psi Omega""".split())
+    Xi Pi Sigma Upsilon Phi Psi Omega in mathbb times nabla lVert rVert quad""".split())
 ALLOWED_ESCAPES = frozenset(["\\\\", "\\{", "\\}", "\\_", "\\%", "\\$", "\\#", "\\&",
                              "\\ ", "\\,", "\\:", "\\;", "\\!"])
 ENVIRONMENTS = frozenset(["aligned", "cases"])
@@ -83,15 +86,20 @@ def katex_problems(tex: str) -> list:
     return problems
 
 
-def checked(tex: str) -> str:
-    """`tex` after asserting it is KaTeX-safe."""
+def checked(tex: str, inputs=None) -> str:
+    """`tex` after asserting it is KaTeX-safe, that KaTeX parses it (where node and KaTeX
+    are installed) and, given the `inputs` it may use, that it uses only defined symbols."""
     problems = katex_problems(tex)
     assert not problems, f"not KaTeX-safe ({problems}): {tex}"
+    if katex.available():
+        katex.assert_parses(tex)
+    if inputs is not None:
+        symbols.assert_defined(tex, inputs)
     return tex
 
 
 def latex(tape, target, sources=None, names=None) -> str:
-    return checked(tape.latex(target, sources, names))
+    return checked(tape.latex(target, sources, names), inputs_of(tape, names, target, sources))
 
 
 def squash(tex: str) -> str:
@@ -183,7 +191,10 @@ def test_gradient_of_quadratic_form(naming):
 @pytest.mark.parametrize("naming", QUADRATIC_NAMINGS)
 def test_hessian_of_quadratic_form(naming):
     outer, _, _, g, x, names = quadratic_form(QUADRATIC_NAMINGS[naming])
-    assert_renders(latex(outer, g, x, names), r"A + A^{T}", r"A^{T} + A")
+    hessian = r"\frac{\partial^{2} f}{\partial x \, \partial x^{T}} = "
+    shape = r" \in \mathbb{R}^{3 \times 3}"
+    assert_renders(latex(outer, g, x, names), hessian + r"A + A^{T}" + shape,
+                   hessian + r"A^{T} + A" + shape)
 
 
 def test_tanh_layer_gradient():
@@ -260,7 +271,8 @@ def test_jacobian_of_a_vector_is_a_matrix():
         tape.watch(x)
         y = tf.tanh(W @ x)
     assert_renders(latex(tape, y, x),
-                   r"\operatorname{diag}\left(1 - \tanh\left(W x\right)^{\circ 2}\right) W")
+                   r"\frac{\partial f}{\partial x} = \operatorname{diag}\left(1 - "
+                   r"\tanh\left(W x\right)^{\circ 2}\right) W \in \mathbb{R}^{2 \times 3}")
 
 
 def test_sums_are_products_with_ones_and_vectors_are_columns():
@@ -383,7 +395,13 @@ def _evaluate(e, env):
                          r"\min": np.minimum, r"\operatorname{sign}": np.sign,
                          r"\log \sum \exp {0}": lambda v: np.log(np.exp(v).sum()),
                          r"\max {0}": np.max,
-                         r"\operatorname{{softmax}}({0})": lambda v: np.exp(v) / np.exp(v).sum(),
+                         r"\operatorname{softmax}": lambda v: np.exp(v) / np.exp(v).sum(),
+                         r"\operatorname{softmax}_{\text{row}}":
+                             lambda v: np.exp(v) / np.exp(v).sum(axis=1, keepdims=True),
+                         r"\operatorname{logsumexp}_{\text{row}}":
+                             lambda v: np.log(np.exp(v).sum(axis=1, keepdims=True)),
+                         r"\operatorname{tr}": np.trace,
+                         "norm": np.linalg.norm,
                          r"\operatorname{logical\_and}": np.logical_and,
                          r"\operatorname{logical\_or}": np.logical_or,
                          r"\operatorname{logical\_not}": np.logical_not}
@@ -518,14 +536,14 @@ def test_long_expressions_are_broken_into_definitions(shape):
     x = tf.constant(np.full(shape, 0.3))
     with tf.GradientTape(persistent=True) as tape:
         tape.watch(x)
-        y = long_expression(x)
+        y = long_expression(x) + long_expression(2.0 * x)
     for tex in (latex(tape, y), latex(tape, y, x)):
         table = rows(tex)
         assert len(table) >= 2 and table[0][0] == "t_{1}", tex
         names = [left for left, _ in table[:-1]]
         assert names == [f"t_{{{k}}}" for k in range(1, len(names) + 1)]
-    if shape:      # matrix notation keeps every line short
-        assert max(len(right) for _, right in rows(latex(tape, y))) <= 80
+    if shape:      # matrix notation keeps every line narrow (as rendered)
+        assert max(rendered_width(right) for _, right in rows(latex(tape, y))) <= LINE_LIMIT
 
 
 def test_short_expressions_stay_inline():
@@ -542,7 +560,7 @@ def test_short_expressions_stay_inline():
     ("a}\\input{/etc/passwd", r"\mathrm{a\}{\backslash}input\{/etc/passwd}"),
     ("#&~^ <>", r"\mathrm{\#\&{\sim}{\wedge}\ {\lt}{\gt}}"),
     ("\\section", r"\mathrm{{\backslash}section}"),
-    ("\x00é", r"\mathrm{?é}"),
+    ("\x00é", r"\mathrm{??}"),
 ])
 def test_latex_name_escapes(raw, expected):
     assert checked(latex_name(raw)) == expected

@@ -34,16 +34,18 @@ import numpy as np
 from ... import engine, nest
 from ...ops.sympy_rules import sympy as _sympy
 from ...tensor import Tensor, Variable
-from .graph import PrintableGraph, leaves_of
+from .graph import PrintableGraph, gradient_of, leaves_of
+from .index import NoIndexForm, index_form, indexed_name
 # The bounds on layout and simplification are re-exported, where callers have read them.
 from .layout import LINE_LIMIT, MAX_DEFINITIONS, MIN_DEFINITION  # noqa: F401
 from .layout import Layout
 from .matrix import (Call, Diag, Expr, Eye, Frac, Had, Neg, Num, Ones, Pow, Prod, Sum, Sym,
-                     rows_cols, transposed_layout)
+                     has_tensor, rows_cols, transposed_layout)
 from .names import Namer, key_of, latex_name, user_names
 from .scalar import MAX_SCALAR_DEPTH, MAX_SCALAR_TREE, SIMPLIFY_MAX_OPS  # noqa: F401
 from .scalar import SIMPLIFY_SECONDS  # noqa: F401
 from .scalar import ScalarPrinter, bounded, number, scalar_graph
+from .sides import Side, index_letters, wide
 from .to_matrix import MatrixConverter
 
 __all__ = ["tape_latex", "latex_name"]
@@ -118,24 +120,64 @@ def _derivative_latex(tape, target, target_key, flat_sources, user, known):
                   [s for s in flat_sources if isinstance(s, Variable)])
     names = namer.assign(leaves_of(roots))
     f = latex_name(user[target_key]) if target_key in user else "f"
-    lhs = [rf"\frac{{\partial {f}}}{{\partial {names[k]}}}" for k in source_keys]
-    return _render(roots, lhs, names)
+    sides = []
+    for k, s in zip(source_keys, flat_sources):
+        function = gradient_of(tape, target, s) if len(flat_sources) == 1 else None
+        if function is None:
+            sides.append(Side(f, names[k], tuple(target._shape) if size > 1 else (),
+                              tuple(s._shape)))
+            continue
+        # The jacobian of the gradient of `function`: its Hessian, named after it.
+        name = latex_name(user[function._id]) if function._id in user else f
+        sides.append(Side(name, names[k], tuple(target._shape), tuple(s._shape), True))
+    return _render(roots, sides, names)
 
 
-def _render(roots, lhs, names):
-    """Print `roots` (None: an unconnected source, 0) and lay the lines out."""
-    present = [r for r in roots if r is not None]
+def _render(roots, sides, names):
+    """Print `roots` (None: an unconnected source, 0) and lay the lines out. `sides`
+    gives each root's left-hand side (a `Side`, or a string in value mode). A root with
+    more than two axes larger than 1, or with such an array inside its matrix form,
+    prints in index notation."""
+    indexed = {k for k, r in enumerate(roots) if r is not None and len(wide(r.shape)) > 2}
+    flat = [k for k, r in enumerate(roots) if r is not None and k not in indexed]
     printed = None
-    if present and scalar_graph(present):
+    if flat and scalar_graph([roots[k] for k in flat]):
         try:
-            printed = ScalarPrinter(names, simplify=_bounded).print(present)
+            printed = ScalarPrinter(names, simplify=_bounded).print([roots[k] for k in flat])
         except (TypeError, ValueError, AttributeError, NotImplementedError):
             printed = None      # SymPy refused an expression: matrix notation prints it
-    definitions, texts = printed or Layout(names).lines(MatrixConverter(names).roots(present))
-    texts = iter(texts)
-    rhs = ["0" if r is None else next(texts) for r in roots]
+    if printed is None and flat:
+        exprs = MatrixConverter(names).roots([roots[k] for k in flat])
+        indexed |= {k for k, e in zip(flat, exprs) if has_tensor(e)}
+        exprs = [e for k, e in zip(flat, exprs) if k not in indexed]
+        flat = [k for k in flat if k not in indexed]
+        printed = Layout(names).lines(exprs) if exprs else ([], [])
+    definitions, texts = printed or ([], [])
+    texts = dict(zip(flat, texts))
+    lhs, rhs = [], []
+    for k, (r, side) in enumerate(zip(roots, sides)):
+        plain = side if isinstance(side, str) else None
+        if k in indexed:
+            left, letters = (plain, index_letters(r.shape)) if plain else side.indexed()
+            lhs.append(left if not plain else indexed_name(plain, "".join(filter(None, letters))))
+            rhs.append(_index_text(r, names, letters))
+        else:
+            lhs.append(plain or side.matrix())
+            rhs.append("0" if r is None else
+                       texts[k] if plain else texts[k] + side.shape_note())
+    stated = bool(indexed) or any(not isinstance(s, str) and s.stated() for s in sides)
     if len(rhs) == 1 and not definitions:
-        return rhs[0]
+        return f"{lhs[0]} = {rhs[0]}" if stated else rhs[0]
     rows = [f"{name} &= {text}" for name, text in definitions]
     rows += [f"{left} &= {right}" for left, right in zip(lhs, rhs)]
     return "\\begin{aligned} " + " \\\\ ".join(rows) + " \\end{aligned}"
+
+
+def _index_text(root, names, letters):
+    """The entries of `root` in index notation, or a plain statement that it has no
+    matrix form."""
+    try:
+        return index_form(root, names, letters)
+    except NoIndexForm:
+        dims = r" \times ".join(str(d) for d in root.shape)
+        return rf"\text{{an array of shape }} {dims} \text{{, not shown: no index form}}"

@@ -4,16 +4,21 @@ A Variable read becomes the Variable, a value the tape computed becomes the reco
 expression that computed it (so no forward value is an unexplained symbol), and an input
 the tape never saw computed is recognized by provenance: its array is a named value's
 array, or a transposing view of it (inside a nested gradient, the transpose of an
-unwatched constant is computed unrecorded, and NumPy's transpose is such a view).
+unwatched constant is computed unrecorded, and NumPy's transpose is such a view). An
+unnamed input holding one number in every element (the seed of an inner gradient, a
+broadcast constant) is structure, not data: it prints as that number, a `fill`; one that
+is an identity matrix prints as I.
 Leaves of the result are `placeholder` nodes whose `leaf` attribute is a tensor id.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from ... import engine
 from ...ir.lower import is_structure, lower
 from ...ir.nodes import Node, topological_order
-from ...ops.shape import PLACEHOLDER, READ_VARIABLE, TRANSPOSE
+from ...ops.shape import EYE, FILL, PLACEHOLDER, READ_VARIABLE, TRANSPOSE
+from .names import key_of
 
 
 def leaf_node(key, shape, dtype):
@@ -91,7 +96,26 @@ class PrintableGraph:
             return self.leaf(key, r.shape, r.dtype)
         if r.inputs or is_structure(r):
             return None
-        return self._alias(key, r) or self.leaf(key, r.shape, r.dtype)
+        return self._alias(key, r) or self._uniform(key, r) or self.leaf(key, r.shape, r.dtype)
+
+    def _uniform(self, key, r):
+        """A fill of the one number every element of the unnamed input `key` holds, or
+        the identity matrix when it is one."""
+        tensor = self.tensors.get(key)
+        if r.attrs.get("kind") != "input" or tensor is None or tensor._value is None:
+            return None
+        value = np.asarray(tensor._value)
+        if value.size == 0 or value.dtype.kind not in "biuf":
+            return None
+        if value.ndim == 2 and value.shape[0] == value.shape[1] > 1 and \
+                np.array_equal(value, np.eye(len(value))):
+            return Node(EYE, (), {"n": len(value), "m": len(value), "dtype": value.dtype.str},
+                        tuple(value.shape), r.dtype)
+        first = value.reshape(-1)[0]
+        if not np.isfinite(first) or not np.all(value == first):
+            return None
+        return Node(FILL, (), {"value": first.item(), "shape": tuple(value.shape),
+                               "dtype": value.dtype.str}, tuple(value.shape), r.dtype)
 
     def _alias(self, key, r):
         """The named value the unexplained input `key` is, or is the transpose of."""
@@ -135,6 +159,65 @@ def _transposed_view(value, known) -> bool:
     return isinstance(known, np.ndarray) and value.ndim == 2 and known.ndim == 2 and \
         value.shape == known.shape[::-1] and value.strides == known.strides[::-1] and \
         _memory(value) == _memory(known)
+
+
+MAX_CANDIDATES = 8
+
+
+def gradient_of(tape, target, source):
+    """The one-element tensor on `tape` whose gradient by `source` `target` is, or None.
+
+    An inner tape's gradient is recorded by an outer tape op by op, with nothing marking
+    it as a gradient; the outer tape has also recorded the function itself. Each recorded
+    one-element tensor that `target` does not depend on is a candidate: its gradient is
+    built symbolically and evaluated with the ops' NumPy implementations, and the first
+    whose value equals `target`'s (to rounding) is the function. Candidates are those
+    recorded before `target`, latest first, at most MAX_CANDIDATES."""
+    records, tensors = tape.recorded.graph, tape.recorded.tensors
+    if target._value is None or tuple(target._shape) != tuple(source._shape):
+        return None
+    upstream, stack = set(), [target._id]
+    while stack:
+        k = stack.pop()
+        if k not in upstream and k in records:
+            upstream.add(k)
+            stack.extend(records[k].inputs)
+    tried = 0
+    for key, r in reversed(list(records.items())):
+        t = tensors.get(key)
+        # The function was recorded before its gradient (ids grow in creation order).
+        if key in upstream or key > target._id or not r.inputs or t is None or \
+                t._value is None or np.size(t._value) != 1 or t._dtype.kind != "f":
+            continue
+        tried += 1
+        if tried > MAX_CANDIDATES:
+            return None
+        request = engine.Request([t], [key_of(source)], [source._dtype],
+                                 [tuple(source._shape)], [None], "gradient")
+        try:
+            (output,), leaves = engine.symbolic(tape, request, mode="fast")
+            value = None if output is None else _evaluate(output, leaves, tape.recorded)
+        except Exception:       # noqa: BLE001  (a candidate that cannot be evaluated is not it)
+            continue
+        if value is not None and np.shape(value) == target._value.shape and \
+                np.allclose(value, target._value, rtol=1e-6, atol=1e-9):
+            return t
+    return None
+
+
+def _evaluate(root, leaves, recorded):
+    """The value of IR `root`, leaves read from the tape, ops by their NumPy impl."""
+    values = {}
+    for n in topological_order([root]):
+        if n.op is PLACEHOLDER:
+            key = leaves[n]
+            holder = recorded.tensors.get(key)
+            holder = recorded.variables[key] if holder is None else holder
+            values[id(n)] = holder._value
+        else:
+            values[id(n)] = np.asarray(n.op.impl(*[values[id(i)] for i in n.inputs],
+                                                 **n.attrs))
+    return values[id(root)]
 
 
 def leaves_of(roots):

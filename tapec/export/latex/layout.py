@@ -1,7 +1,8 @@
 """Layout: matrix expressions to lines of LaTeX, with named definitions.
 
-Subexpressions used more than once, and pieces of lines longer than `LINE_LIMIT`
-characters, become definitions `t_{1}, t_{2}, ...`, numbered in the order they are
+Subexpressions used more than once, and pieces of lines wider than `LINE_LIMIT`
+letters as rendered (`width.rendered_width`, not the LaTeX source's length), become
+definitions `t_{1}, t_{2}, ...`, numbered in the order they are
 printed. Printing is a `_print_<Class>` visitor over the `matrix` IR; a precedence table
 keeps parentheses minimal: a child printed inside a parent needs at least the precedence
 the parent asks for, else it is wrapped in \\left( \\right).
@@ -12,11 +13,12 @@ import re
 
 from ...ops.sympy_rules import sympy as _sympy
 from .dispatch import Visitor
-from .matrix import Call, Expr, Num, is_scalar, trivial
+from .matrix import Call, Expr, Frac, Num, Sym, is_scalar, trivial
 from .names import temporary_names
+from .width import rendered_width
 
-LINE_LIMIT = 80            # longer lines are broken into named definitions
-MIN_DEFINITION = 12        # a shared subexpression shorter than this stays inline
+LINE_LIMIT = 40            # wider lines (rendered, in letters) are broken into definitions
+MIN_DEFINITION = 6         # a shared subexpression narrower than this stays inline
 MAX_DEFINITIONS = 60       # bounds the line-breaking loop on huge graphs
 
 SUM, HAD, PROD, POST, ATOM = 10, 30, 40, 90, 100
@@ -88,14 +90,14 @@ class Layout(Visitor):
         for e in self._post_order(roots):
             if e.shared and counts.get(id(e), 0) > 1:
                 self._warm([e])
-                if len(self.tex(e, top=True)[0]) >= MIN_DEFINITION:
+                if rendered_width(self.tex(e, top=True)[0]) >= MIN_DEFINITION:
                     self._define(e)
 
     def _break_long_lines(self, roots):
         for _ in range(MAX_DEFINITIONS):
             heads = list(roots) + [e for e, _ in self.defined.values()]
             self._warm(heads)
-            long = [h for h in heads if len(self.tex(h, top=True)[0]) > LINE_LIMIT]
+            long = [h for h in heads if rendered_width(self.tex(h, top=True)[0]) > LINE_LIMIT]
             if not long:
                 return
             # The largest piece that fits on a line of its own, else the largest piece.
@@ -104,7 +106,7 @@ class Layout(Visitor):
                 for e in self._post_order([head], stop_at_defined=True):
                     if e is head or id(e) in self.defined or trivial(e):
                         continue
-                    size = len(self.tex(e, top=True)[0])
+                    size = rendered_width(self.tex(e, top=True)[0])
                     if size >= MIN_DEFINITION:
                         rank = (size <= LINE_LIMIT, size)
                         if best is None or rank > best[0]:
@@ -165,6 +167,9 @@ class Layout(Visitor):
         return "-" + self.wrap(e.x, HAD), SUM
 
     def _print_Prod(self, e):
+        merged = self._one_fraction(e)
+        if merged is not None:
+            return merged, ATOM
         parts, after_number = [], False
         for f in sorted(e.factors, key=lambda f: 0 if isinstance(f, Num) else
                         1 if is_scalar(f) else 2):
@@ -178,6 +183,27 @@ class Layout(Visitor):
             after_number = isinstance(f, Num) and id(f) not in self.defined
         return " ".join(parts), PROD
 
+    def _one_fraction(self, e):
+        """A number and one fraction, times at most one factor, as one fraction:
+        \\frac{1}{5} \\cdot \\frac{y}{t} is \\frac{y}{5 t}, \\frac{1}{d} x is \\frac{x}{d}."""
+        numbers = [f for f in e.factors if isinstance(f, Num) and id(f) not in self.defined]
+        fractions = [f for f in e.factors if isinstance(f, Frac) and id(f) not in self.defined]
+        others = [f for f in e.factors if not any(f is g for g in numbers + fractions)]
+        if len(numbers) > 1 or len(fractions) != 1 or len(others) > 1:
+            return None
+        c = numbers[0].value if numbers else _sympy().Integer(1)
+        if not c.is_Rational or (others and not is_scalar(fractions[0])) or \
+                (not others and c.q == 1):
+            return None
+        f = fractions[0]
+        top = [] if c.p == 1 else [str(c.p)]
+        if not (isinstance(f.num, Num) and f.num.value == 1):
+            top.append(self.wrap(f.num, PROD) if top or others else self.tex(f.num)[0])
+        top += [self.wrap(o, PROD) for o in others]
+        bottom = [] if c.q == 1 else [str(c.q)]
+        bottom.append(self.wrap(f.den, PROD) if bottom else self.tex(f.den)[0])
+        return rf"\frac{{{' '.join(top) or '1'}}}{{{' '.join(bottom)}}}"
+
     def _print_Had(self, e):
         return r" \circ ".join(self.wrap(f, PROD + 1) for f in e.factors), HAD
 
@@ -189,6 +215,8 @@ class Layout(Visitor):
         if e.kind == "T":
             return base + "^{T}", POST
         if e.kind == "inverse":
+            if isinstance(e.base, Sym) and e.base.transposed and id(e.base) not in self.defined:
+                return e.base.text + "^{-T}", POST          # (X^T)^{-1} = X^{-T}
             return base + "^{-1}", POST
         exponent = self.tex(e.exponent)[0] if isinstance(e.exponent, Expr) else e.exponent
         circ = r"\circ " if e.kind == "power" else ""
@@ -202,6 +230,9 @@ class Layout(Visitor):
 
     def _call_sqrt(self, e):
         return rf"\sqrt{{{self.tex(e.args[0])[0]}}}", ATOM
+
+    def _call_norm(self, e):
+        return rf"\left\lVert {self.tex(e.args[0])[0]} \right\rVert", ATOM
 
     def _call_abs(self, e):
         return rf"\left|{self.tex(e.args[0])[0]}\right|", ATOM
@@ -236,4 +267,6 @@ class Layout(Visitor):
         if cases:
             return e.head.format(*texts), ATOM
         postfix = re.fullmatch(r"\{0\}(\^\{\{[^{}]*\}\}|\[[^{}]*\])", e.head)
+        if e.head.lstrip().startswith(("-", "+")):
+            return e.head.format(*texts), SUM     # a leading sign binds as loosely as a sum
         return e.head.format(*texts), (POST if postfix else PROD)

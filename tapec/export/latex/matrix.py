@@ -218,6 +218,20 @@ def trivial(e):
     return isinstance(e, (Sym, Num, Ones, Eye))
 
 
+def has_tensor(e):
+    """Whether `e` or a part of it has more than two axes larger than 1."""
+    stack, seen = [e], set()
+    while stack:
+        x = stack.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        if x.layout[0] == "t":
+            return True
+        stack.extend(c for c in x.children() if isinstance(c, Expr))
+    return False
+
+
 def is_zero(e):
     """Whether `e` is the number 0 (in every element)."""
     return isinstance(e, Num) and e.value == 0
@@ -262,6 +276,7 @@ def prod(factors):
             flat.append(f)
     if coefficient == 0:
         return Num(sp.Integer(0), layout)
+    flat = _cancelled(flat)
     if any(not is_scalar(f) and not isinstance(f, Eye) for f in flat):
         flat = [f for f in flat if not isinstance(f, Eye)]     # I A = A
     elif sum(isinstance(f, Eye) for f in flat) > 1:              # I I = I
@@ -275,6 +290,9 @@ def prod(factors):
         else:
             merged.append(f)
     flat = merged
+    flat, distributed = _contracted(flat)
+    if distributed:
+        return prod([Num(coefficient)] + flat)
     sign, coefficient = (-1, -coefficient) if coefficient < 0 else (1, coefficient)
     if coefficient != 1 or not flat:
         flat.insert(0, Num(coefficient))
@@ -283,6 +301,67 @@ def prod(factors):
             isinstance(result, Num):
         result = Num(result.value, layout)
     return neg(result) if sign < 0 else result
+
+
+def _cancelled(flat):
+    """Scalar factors with a fraction by them cancelled: (a / d) d = a."""
+    for k, f in enumerate(flat):
+        if isinstance(f, Frac) and is_scalar(f.den):
+            for j, g in enumerate(flat):
+                if g is f.den:
+                    rest = [h for i, h in enumerate(flat) if i not in (j, k)]
+                    one = isinstance(f.num, Num) and f.num.value == 1
+                    return _cancelled(rest + ([] if one else [f.num]))
+    return flat
+
+
+SOFTMAX = r"\operatorname{softmax}"
+
+
+def _is_softmax(e):
+    """softmax(x) of a whole vector (its entries sum to 1)."""
+    return isinstance(e, Call) and e.head == SOFTMAX and e.layout[0] == "c"
+
+
+def _is_softmax_row(e):
+    """softmax(x)^T of a whole vector, a row."""
+    return isinstance(e, Pow) and e.kind == "T" and _is_softmax(e.base)
+
+
+def _contracted(flat):
+    """Products with a vector of ones that are known: 1^T s = s^T 1 = 1 for a softmax s,
+    diag(v) 1 = v, 1^T diag(v) = v^T; a sum times diag(v) or 1 is distributed when every
+    term then contracts, (I - s 1^T) diag(s) = diag(s) - s s^T. Returns (factors,
+    whether a sum was distributed)."""
+    distributed, changed = False, True
+    while changed and len(flat) > 1:
+        changed = False
+        for k in range(len(flat) - 1):
+            a, b = flat[k], flat[k + 1]
+            if (isinstance(a, Ones) and a.layout[0] == "r" and _is_softmax(b)) or \
+                    (_is_softmax_row(a) and isinstance(b, Ones) and b.layout[0] == "c"):
+                flat[k:k + 2] = []
+            elif isinstance(a, Diag) and isinstance(b, Ones) and b.layout[0] == "c":
+                flat[k:k + 2] = [a.v]
+            elif isinstance(a, Ones) and a.layout[0] == "r" and isinstance(b, Diag):
+                flat[k:k + 2] = [Transposer()(b.v)]
+            elif isinstance(a, Sum) and isinstance(b, (Diag, Ones)):
+                terms = [(sign, prod([t, b])) for sign, t in a.terms]
+                if not all(not isinstance(t, Prod) or _contracts(t) for _, t in terms):
+                    continue
+                flat[k:k + 2] = [sum_of(terms, _prod_layout([a, b]))]
+                distributed = True
+            else:
+                continue
+            changed = True
+            break
+    return flat, distributed
+
+
+def _contracts(p):
+    """Whether product `p` ends in a plain vector or diag (no ones left to sum)."""
+    return not any(isinstance(f, Ones) for f in p.factors[1:]) or \
+        (isinstance(p.factors[-1], Ones) and p.factors[-1].layout[0] == "r")
 
 
 def sum_of(terms, layout):
@@ -299,18 +378,49 @@ def sum_of(terms, layout):
             flat.append((-sign, Num(-t.value, t.layout)))
         elif not is_zero(t):
             flat.append((sign, t))
+    kept = []
+    for sign, t in flat:                  # a - a = 0, for the same expression
+        opposite = next((k for k, (s, u) in enumerate(kept) if u is t and s == -sign), None)
+        if opposite is None:
+            kept.append((sign, t))
+        else:
+            kept.pop(opposite)
+    flat = kept
     if not flat:
         return Num(_sympy().Integer(0), layout)
     if len(flat) == 1:
         sign, t = flat[0]
         return t if sign > 0 else neg(t)
+    common = _common_right_factor(flat)
+    if common is not None:                      # A^T x + A x = (A^T + A) x
+        rest = [(sign, prod(t.factors[:-1])) for sign, t in flat]
+        return prod([sum_of(rest, rest[0][1].layout), common])
     return Sum(flat, layout)
+
+
+def _common_right_factor(terms):
+    """The array every term is a product ending in (the same expression), else None."""
+    if not all(isinstance(t, Prod) and not t.shared and len(t.factors) > 1 for _, t in terms):
+        return None
+    last = terms[0][1].factors[-1]
+    if is_scalar(last) or any(t.factors[-1] is not last for _, t in terms) or \
+            any(is_scalar(t.factors[-2]) for _, t in terms):
+        return None
+    return last
 
 
 def frac(num, den, layout):
     """num / den with signs and numeric coefficients of the numerator pulled out."""
+    if isinstance(den, Num) and is_scalar(den) and den.value != 0:
+        return prod([Num(1 / den.value), num])
     if isinstance(num, Neg):
         return neg(frac(num.x, den, layout))
+    if isinstance(num, Frac):                       # (a / b) / c = a / (b c)
+        inner = num.den
+        below = Pow(inner, "2", "power" if layout[0] != "s" else "scalar", inner.layout) \
+            if inner is den else prod([inner, den]) if is_scalar(inner) or is_scalar(den) \
+            else had([inner, den], layout)
+        return frac(num.num, below, layout)
     if isinstance(num, Prod) and not num.shared and isinstance(num.factors[0], Num) \
             and len(num.factors) > 1:
         rest = num.factors[1:]

@@ -46,12 +46,13 @@ def latex_name(raw: str) -> str:
 
 def escaped(raw: str) -> str:
     """Text with every character that could start a command, a group, a comment or an
-    alignment escaped, and anything unusual shown as `?`."""
+    alignment escaped, and anything unusual shown as `?` (non-ASCII letters too: neither
+    KaTeX in strict mode nor pdflatex accepts them in math mode)."""
     out = []
     for ch in raw:
         if ch in _ESCAPES:
             out.append(_ESCAPES[ch])
-        elif ch.isalnum() or ch in _PLAIN:
+        elif (ch.isascii() and ch.isalnum()) or ch in _PLAIN:
             out.append(ch)
         else:
             out.append("?")      # control characters and other symbols: shown, never run

@@ -20,7 +20,9 @@ from ...ops.shape import CONSTANT, FILL
 from ...ops.sympy_rules import sympy as _sympy
 from .dispatch import OpVisitor
 from .layout import LINE_LIMIT, MAX_DEFINITIONS, MIN_DEFINITION
+from .named import with_named_functions
 from .names import temporary_names
+from .width import rendered_width
 
 SIMPLIFY_SECONDS = 2.0     # sympy.simplify runs at most this long in all ...
 SIMPLIFY_MAX_OPS = 60      # ... and only on expressions at most this large
@@ -145,7 +147,8 @@ class ScalarPrinter(OpVisitor):
         deadline = time.monotonic() + SIMPLIFY_SECONDS      # for all outputs together
         for n in topological_order(roots):                 # inputs first: no deep recursion
             self.expr(n)
-        exprs = [self._simplified(self.expr(r), deadline) for r in roots]
+        exprs = [with_named_functions(self._simplified(self.expr(r), deadline))
+                 for r in roots]
         definitions, exprs = self._break_long_lines(exprs)
         return ([(self.latex(t), self.latex(e)) for t, e in definitions],
                 [self.latex(e) for e in exprs])
@@ -231,7 +234,7 @@ class ScalarPrinter(OpVisitor):
         return candidate if after < before else expr
 
     def _break_long_lines(self, exprs):
-        """While a line is longer than LINE_LIMIT, name its largest piece that fits on a
+        """While a line renders wider than LINE_LIMIT, name its largest piece that fits on a
         line (else its largest piece), replacing it everywhere, as the matrix layout
         does; definitions are numbered in dependency order at the end."""
         sp = _sympy()
@@ -240,13 +243,13 @@ class ScalarPrinter(OpVisitor):
             heads = [e for _, e in definitions] + exprs
             best = None
             for head in heads:
-                if len(self.latex(head)) <= LINE_LIMIT:
+                if rendered_width(self.latex(head)) <= LINE_LIMIT:
                     continue
                 for piece in sp.preorder_traversal(head):
                     if piece is head or piece.is_Atom or not isinstance(piece, sp.Expr) or \
                             not piece.free_symbols:
                         continue
-                    size = len(self.latex(piece))
+                    size = rendered_width(self.latex(piece))
                     if size >= MIN_DEFINITION:
                         rank = (size <= LINE_LIMIT, size)
                         if best is None or rank > best[0]:

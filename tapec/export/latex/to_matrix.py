@@ -12,8 +12,8 @@ from __future__ import annotations
 from ...ir.nodes import topological_order
 from ...ops.sympy_rules import sympy as _sympy
 from .dispatch import OpVisitor
-from .matrix import (Call, Diag, Eye, Num, Ones, Pow, Prod, Sym, Transposer, frac, had,
-                     is_scalar, layout_of, neg, prod, sum_of, trivial)
+from .matrix import (SOFTMAX, Call, Diag, Eye, Had, Num, Ones, Pow, Prod, Sym, Transposer,
+                     frac, had, is_scalar, layout_of, neg, prod, sum_of, trivial)
 from .names import operator_name
 from .scalar import literal_value
 from .templates import call_head, formats, relation_symbol
@@ -152,6 +152,9 @@ class MatrixConverter(OpVisitor):
 
     def _print_reduce_sum(self, n, layout):
         x = n.inputs[0]
+        if x.op.name == "matrix_diag_part" and len(x.shape) == 1 and layout[0] == "s":
+            return Call(r"\operatorname{tr}", [self.convert(x.inputs[0])], "paren", layout,
+                        False)
         summed = [a for a in n.attrs["axis"] if x.shape[a] != 1]
         return self._summed(self.convert(x), x.shape, summed, layout)
 
@@ -161,7 +164,9 @@ class MatrixConverter(OpVisitor):
             return self.orient(e, layout)
         axes = [i for i, s in enumerate(shape) if s != 1]
         kind = e.layout[0]
-        if kind == "c":
+        if kind == "c" and isinstance(e, Had) and not e.shared and len(e.factors) == 2:
+            result = prod([self.tr(e.factors[0]), e.factors[1]])       # 1^T (a o x) = a^T x
+        elif kind == "c":
             result = prod([Ones(("r", e.layout[1])), e])
         elif kind == "r":
             result = prod([e, Ones(("c", e.layout[1]))])
@@ -254,7 +259,19 @@ class MatrixConverter(OpVisitor):
 
     # Comparisons and `where` have no SymPy facet, yet broadcast like any elementwise op.
     _print_less = _print_less_equal = _print_greater = _elementwise
-    _print_greater_equal = _print_equal = _print_not_equal = _print_where = _elementwise
+    _print_greater_equal = _print_equal = _print_not_equal = _elementwise
+
+    def _print_where(self, n, layout):
+        """where(c, a, b): the branch a constant condition picks; where(|l| < inf, l, 0),
+        the stable shift of a logsumexp, is l (it differs only where l is infinite);
+        else cases, elementwise."""
+        condition, a, b = n.inputs
+        value = _uniform(condition)
+        if value is not None:
+            return self.orient(self.convert(a if value else b), layout)
+        if _finite_guard(n) is not None:
+            return self.orient(self.convert(a), layout)
+        return self._elementwise(n, layout)
 
     def _broadcast(self, e, layout):
         """A scalar expression as an array of `layout`: c 1, c 1 1^T."""
@@ -324,14 +341,50 @@ class MatrixConverter(OpVisitor):
     def _apply_pow(self, operands, layout):
         (ka, base), (_, exponent) = operands
         if isinstance(exponent, Num) and exponent.value == _sympy().Rational(1, 2):
-            return Call(None, [base], "sqrt", layout, True)
+            return _norm(base) or Call(None, [base], "sqrt", layout, True)
         return Pow(_explicit(ka, base, layout), exponent, _power_kind(layout), layout)
 
     def _apply_sqrt(self, operands, layout):
-        return Call(None, [operands[0][1]], "sqrt", layout, True)
+        return _norm(operands[0][1]) or Call(None, [operands[0][1]], "sqrt", layout, True)
 
     def _apply_abs(self, operands, layout):
         return Call(None, [operands[0][1]], "abs", layout, True)
+
+    # --- named functions: softmax, logsumexp, trace -------------------------------------------
+    def _print_exp(self, n, layout):
+        """exp(z - logsumexp(z)) is softmax(z) (the stable form, or a user's)."""
+        z = _softmax_argument(n)
+        if z is None:
+            return self._elementwise(n, layout)
+        x, axis = z
+        return self._softmax(x, axis, layout)
+
+    def _print_divide(self, n, layout):
+        """e / sum(e) along the axis of a softmax or of an exp: softmax (1^T softmax = 1)."""
+        e, total = n.inputs
+        axis = _normalizer_axis(e, total)
+        z = _softmax_argument(e)
+        if axis is not None and z is not None and z[1] == axis:
+            return self.convert(e)
+        if axis is not None and e.op.name == "exp":
+            return self._softmax(e.inputs[0], axis, layout)
+        return self._elementwise(n, layout)
+
+    def _print_softmax(self, n, layout):
+        return self._softmax(n.inputs[0], n.attrs["axis"][0] % len(n.shape), layout)
+
+    def _softmax(self, x, axis, layout):
+        head = SOFTMAX + _along(x.shape, (axis,))
+        return Call(head, [self.convert(x)], "paren", layout, False)
+
+    def _print_reduce_logsumexp(self, n, layout):
+        x = n.inputs[0]
+        axes = tuple(a % len(x.shape) for a in n.attrs["axis"])
+        mark = _along(x.shape, axes)
+        if not mark:
+            return None                     # the whole array: the template
+        return Call(r"\operatorname{logsumexp}" + mark, [self.convert(x)], "paren",
+                    layout, False)
 
     # --- anything else -----------------------------------------------------------------------
     def generic(self, n, layout):
@@ -344,6 +397,73 @@ class MatrixConverter(OpVisitor):
                 call_head(template, len(args)) != own:
             return Call(template, args, "template", layout, False)
         return Call(own, args, "paren", layout, False)
+
+
+def _norm(e):
+    """||x|| when `e` is x^T x, else None."""
+    if isinstance(e, Prod) and not e.shared and len(e.factors) == 2 and \
+            is_scalar(e) and all(isinstance(f, Sym) for f in e.factors):
+        a, b = e.factors
+        if a.text == b.text and a.transposed != b.transposed:
+            return Call(None, [b if not b.transposed else a], "norm", ("s",), False)
+    return None
+
+
+def _along(shape, axes):
+    """The subscript marking a reduction of a matrix along its rows or columns ("" for
+    the whole array): each row is one value, \\text{row}."""
+    wide = [i for i, s in enumerate(shape) if s != 1]
+    reduced = [a for a in axes if shape[a] != 1]
+    if len(wide) != 2 or len(reduced) != 1:
+        return ""
+    return r"_{\text{row}}" if reduced[0] == wide[1] else r"_{\text{column}}"
+
+
+def _finite_guard(n):
+    """l when `n` is where(|l| < inf, l, 0), the shift logsumexp's gradient uses (or
+    where(True, l, ...), that shift once its condition was computed)."""
+    if n.op.name != "where":
+        return None
+    condition, a, b = n.inputs
+    if _uniform(condition):
+        return a
+    if condition.op.name != "less" or _uniform(b) != 0:
+        return None
+    magnitude, bound = condition.inputs
+    if magnitude.op.name != "abs" or magnitude.inputs[0] is not a or \
+            _uniform(bound) != _sympy().oo:
+        return None
+    return a
+
+
+def _shape_source(n):
+    """`n` through reshapes and broadcasts (what they only re-lay out)."""
+    while n.op.name in ("reshape", "broadcast_to"):
+        n = n.inputs[0]
+    return n
+
+
+def _softmax_argument(n):
+    """(z, axis) when `n` is exp(z - logsumexp(z, axis)), else None."""
+    if n.op.name != "exp" or n.inputs[0].op.name != "subtract":
+        return None
+    z, shift = n.inputs[0].inputs
+    shift = _shape_source(shift)
+    shift = _finite_guard(shift) or shift
+    shift = _shape_source(shift)
+    if shift.op.name != "reduce_logsumexp" or shift.inputs[0] is not z or \
+            len(shift.attrs["axis"]) != 1:
+        return None
+    return z, shift.attrs["axis"][0] % len(z.shape)
+
+
+def _normalizer_axis(e, total):
+    """The axis when `total` is reduce_sum(e) along one axis, kept, else None."""
+    total = _shape_source(total)
+    if total.op.name != "reduce_sum" or total.inputs[0] is not e:
+        return None
+    axes = [a % len(e.shape) for a in total.attrs["axis"] if e.shape[a] != 1]
+    return axes[0] if len(axes) == 1 else None
 
 
 def _power_kind(layout):
