@@ -119,6 +119,9 @@ class TracingTape(GradientTape):
         self.spliced = {}         # tensor id -> (Splice, node) of a `spliced` record
         self.random = set()       # ids of the random inputs
         self.prints = []          # (the print's text maker, [tensors it prints]), in order
+        # ids of arguments that stand for arrays of another library (tracing/foreign.py):
+        # their program runs lazily or under jax.jit, where no guard can be checked
+        self.stand_ins = set()
 
     def watch_argument(self, t, differentiated=False):
         self._graph.add_leaf(t._id, PLACEHOLDER, {"kind": "watched"}, t._shape, t._dtype)
@@ -155,6 +158,15 @@ class TracingTape(GradientTape):
                     "it through Python. Compute with tensor ops instead (tf.where for a "
                     "branch, tf.gather for an index), or draw the value outside the "
                     "function and pass it in")
+            if self.stand_ins and self._depends_on(tensor_id, self.stand_ins, SHAPE):
+                raise TypeError(
+                    f"tapec.function: Python read a value computed from an array of another "
+                    f"library (Dask, JAX, PyTorch, ...) at {'%s:%d' % call_site()} while "
+                    f"tracing ({converted or 'bool(), an index, a shape or a branch'}); "
+                    "its program runs in that library, lazily or under jax.jit, where no "
+                    "value exists to check the trace against. Compute with tensor ops "
+                    "instead (tf.where for a branch, tf.gather for an index), or pass "
+                    "NumPy arrays (docs/scale.md)")
             self.guards.append((tensor_id, guard_expectation(value)))
 
     def record_random(self, t, attrs, shape_tensor=None):

@@ -1,0 +1,70 @@
+"""A traced program run in another library's namespace (see foreign.py).
+
+The program is the one a NumPy call of the same signature runs, written in the
+array-API form (`Compiled.array_api`, codegen/array_api.py): the foreign arguments are
+passed as they are; tapec tensors, Variables' values, NumPy arrays and the values the
+trace captured are moved into the namespace, on the foreign arguments' device. The
+outputs are that library's arrays, packed as the function's results.
+
+What the array-API form cannot do raises, naming it, rather than running a program
+that would be wrong: a trace with guards (the form has no branch on a value), one
+that assigns Variables or prints (tapec Variables and prints hold NumPy values, and the
+results here are lazy or on a device), and ops the standard cannot spell
+(`NoArrayApiForm`).
+"""
+from __future__ import annotations
+
+from .. import nest
+from . import foreign
+from .calls import value_of
+
+
+def run(program, leaves, namespace: foreign.Namespace, kind: str):
+    """`program` (a tracing.program.Program) run on `leaves` in `namespace`."""
+    trace = program.compiled()
+    what = f"tapec.{'function' if kind == 'value' else kind}"
+    if trace.n_guards:
+        raise TypeError(
+            f"{what}: {program.name} reads the value of a tensor in Python while tracing "
+            "(float(), bool(), .numpy(), an index or a branch), so its program holds "
+            f"checks of those values; a program run on {namespace.name} arrays cannot "
+            "check values (it runs lazily, or under jax.jit). Compute with tensor ops "
+            "(tf.where for a branch, tf.gather for an index), or pass NumPy arrays")
+    if trace.written or trace.prints:
+        effect = "assigns Variables" if trace.written else "prints (tf.print)"
+        raise TypeError(
+            f"{what}: {program.name} {effect}; with {namespace.name} arrays as arguments "
+            "its program computes arrays of that library, lazily or on their device, and "
+            "tapec Variables and prints hold NumPy values. Keep the update or print "
+            "outside the function, or pass NumPy arrays")
+    fn = trace.entry.array_api()
+    values = []
+    for key, k in fn.arg_keys:
+        if key == "arg":
+            a = leaves[k]
+            values.append(a if foreign.is_array(a) else namespace.asarray(value_of(a)))
+        elif key == "variable":
+            values.append(namespace.asarray(trace.variables[k]._value))
+        elif key == "captured":
+            values.append(namespace.asarray(trace.captured[k]))
+        else:
+            raise TypeError(f"{what}: {program.name} draws random values (tapec.random, "
+                            "dropout), which tapec draws as NumPy arrays; with "
+                            f"{namespace.name} arrays as arguments, draw them outside the "
+                            "function with that library and pass them in")
+    result = fn(namespace.xp, *values, device=namespace.device)
+    n_out = len(trace.dtypes)
+    outputs = [None if v is None else _of_dtype(v, d, namespace)
+               for v, d in zip(result[:n_out], trace.dtypes)]
+    if trace.single:
+        return outputs[0]
+    return nest.pack_sequence_as(trace.structure, outputs)
+
+
+def _of_dtype(value, dtype, namespace):
+    """An output as an array of the namespace with the dtype a NumPy call gives."""
+    if not foreign.is_array(value):          # a NumPy value the program passed through
+        value = namespace.asarray(value)
+    if foreign.numpy_dtype(value.dtype) != dtype:
+        value = namespace.xp.astype(value, namespace.dtype(dtype))
+    return value
