@@ -44,9 +44,9 @@ class ForeignArguments(TypeError):
     def __init__(self, position, value):
         self.position = position
         super().__init__(
-            f"argument {position} is a {_type_name(value)}: arrays of other libraries are "
-            "accepted by calls of tapec.function, grad, value_and_grad, jacobian and "
-            "hessian (docs/scale.md), not here; pass a NumPy array (np.asarray(x))")
+            f"argument {position} ({_type_name(value)}) is an array of another library: "
+            "those are accepted by calls of tapec.function, grad, value_and_grad, jacobian "
+            "and hessian (docs/scale.md), not here; pass a NumPy array (np.asarray(x))")
 
 
 def _type_name(value) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import nest
+from . import foreign
 from ..dtypes import as_dtype, as_numpy_dtype
 from ..tensor import Tensor, TensorShape, Variable, _to_array
 
@@ -94,6 +95,8 @@ def check_signature(specs, args, kwargs, function_name) -> tuple:
 
 
 def _conform(arg, spec, function_name, k):
+    if foreign.is_array(arg):           # cast in its own library, lazily
+        return foreign.conform(arg, spec._dtype, k, spec._fits, function_name)
     if isinstance(arg, (Tensor, Variable)):
         if arg._dtype != spec._dtype:
             raise TypeError(f"{function_name}: argument {k} has dtype {arg._dtype.name}, "
