@@ -1,10 +1,11 @@
 """A traced program run in another library's namespace (see foreign.py).
 
 The program is the one a NumPy call of the same signature runs, written in the
-array-API form (`Compiled.array_api`, codegen/array_api.py): the foreign arguments are
+array-API form (`Trace.run_in`, codegen/array_api.py): the foreign arguments are
 passed as they are; tapec tensors, Variables' values, NumPy arrays and the values the
 trace captured are moved into the namespace, on the foreign arguments' device. The
-outputs are that library's arrays, packed as the function's results.
+outputs are that library's arrays, of the dtypes a NumPy call gives, packed as the
+function's results.
 
 What the array-API form cannot do raises, naming it, rather than running a program
 that would be wrong: a trace with guards (the form has no branch on a value), one
@@ -15,6 +16,7 @@ results here are lazy or on a device), and ops the standard cannot spell
 from __future__ import annotations
 
 from .. import nest
+from ..tensor import Tensor, Variable
 from . import foreign
 from .calls import value_of
 
@@ -37,27 +39,13 @@ def run(program, leaves, namespace: foreign.Namespace, kind: str):
             "its program computes arrays of that library, lazily or on their device, and "
             "tapec Variables and prints hold NumPy values. Keep the update or print "
             "outside the function, or pass NumPy arrays")
-    fn = trace.entry.array_api()
-    values = []
-    for key, k in fn.arg_keys:
-        if key == "arg":
-            a = leaves[k]
-            values.append(a if foreign.is_array(a) else namespace.asarray(value_of(a)))
-        elif key == "variable":
-            values.append(namespace.asarray(trace.variables[k]._value))
-        elif key == "captured":
-            values.append(namespace.asarray(trace.captured[k]))
-        else:
-            raise TypeError(f"{what}: {program.name} draws random values (tapec.random, "
-                            "dropout), which tapec draws as NumPy arrays; with "
-                            f"{namespace.name} arrays as arguments, draw them outside the "
-                            "function with that library and pass them in")
-    result = fn(namespace.xp, *values, device=namespace.device)
-    n_out = len(trace.dtypes)
-    outputs = [None if v is None else _of_dtype(v, d, namespace)
-               for v, d in zip(result[:n_out], trace.dtypes)]
+    # tapec's own values are NumPy arrays, which run_in moves to the namespace
+    values = [value_of(a) if isinstance(a, (Tensor, Variable)) else a for a in leaves]
+    result = trace.run_in(namespace.xp, values, namespace.device)
     if trace.single:
-        return outputs[0]
+        return None if result is None else _of_dtype(result, trace.dtypes[0], namespace)
+    outputs = [None if v is None else _of_dtype(v, d, namespace)
+               for v, d in zip(nest.flatten(result), trace.dtypes)]
     return nest.pack_sequence_as(trace.structure, outputs)
 
 
