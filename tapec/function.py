@@ -154,7 +154,9 @@ class Function:
         call = Call(args, kwargs, self._parameters)
         try:
             signature = (config.simplify_setting(),) + call.key()     # checks the arguments
-        except foreign.ForeignArguments:
+        except foreign.ForeignArguments:    # arrays of another library: their namespace
+            signature = None
+        if signature is None:       # outside the handler: its errors chain to nothing
             return self._call_foreign(call)
         # Under a recording tape a program runs through the public ops (so the tape
         # records it); otherwise its compiled function replays.

@@ -239,3 +239,40 @@ def test_grad_over_chunked_dask_arrays_runs_on_a_local_cluster(simplify_mode):
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-14)
     assert len(workers) == 2 and len(tasks.data) >= 8      # one task per chunk, at least
     assert {task["worker"] for task in tasks.data} <= workers
+
+
+def test_torch_runs_quietly_on_tapec_read_only_values():
+    """tapec's values are read-only NumPy arrays; PyTorch warns when it wraps one (a
+    captured constant here), which the program never writes: no warning reaches users."""
+    torch = pytest.importorskip("torch")
+    captured = tf.constant(np.linspace(0.5, 1.5, 5))
+
+    def leaky(w, x):
+        z = tf.linalg.matvec(x, w * captured)
+        return tf.reduce_sum(tf.where(z > 0, z, 0.1 * z))
+
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = tapec.grad(leaky)(torch.asarray(W), torch.asarray(X))
+    np.testing.assert_allclose(got.numpy(), tapec.grad(leaky)(W, X).numpy(), rtol=1e-12)
+
+
+def test_nested_and_keyword_foreign_arguments():
+    torch = pytest.importorskip("torch")
+
+    def model(params, x):
+        return tf.reduce_sum(tf.sigmoid(tf.linalg.matvec(x, params["w"])) * params["scale"])
+
+    f = tapec.function(model)
+    got = f({"w": torch.asarray(W), "scale": 2.0}, x=torch.asarray(X))
+    assert isinstance(got, torch.Tensor)
+    np.testing.assert_allclose(got.numpy(), f({"w": W, "scale": 2.0}, x=X).numpy(),
+                               rtol=1e-12)
+
+
+def test_dask_arrays_of_unknown_size_raise():
+    da = pytest.importorskip("dask.array")
+    x = da.from_array(X, chunks=10)
+    with pytest.raises(ValueError, match=r"unknown sizes.*compute_chunk_sizes"):
+        tapec.grad(logistic_loss)(W, x[x[:, 0] > 0], Y[:20])

@@ -15,6 +15,8 @@ results here are lazy or on a device), and ops the standard cannot spell
 """
 from __future__ import annotations
 
+import warnings
+
 from .. import nest
 from ..tensor import Tensor, Variable
 from . import foreign
@@ -41,7 +43,14 @@ def run(program, leaves, namespace: foreign.Namespace, kind: str):
             "outside the function, or pass NumPy arrays")
     # tapec's own values are NumPy arrays, which run_in moves to the namespace
     values = [value_of(a) if isinstance(a, (Tensor, Variable)) else a for a in leaves]
-    result = trace.run_in(namespace.xp, values, namespace.device)
+    if namespace.name.endswith("torch"):
+        # PyTorch warns that it shares the memory of read-only NumPy arrays (tapec's
+        # values are), which it could write; the program writes nothing in place.
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "The given NumPy array is not writable")
+            result = trace.run_in(namespace.xp, values, namespace.device)
+    else:
+        result = trace.run_in(namespace.xp, values, namespace.device)
     if trace.single:
         return None if result is None else _of_dtype(result, trace.dtypes[0], namespace)
     outputs = [None if v is None else _of_dtype(v, d, namespace)
