@@ -119,26 +119,6 @@ class _Operators:
             return value.astype(dtype)
         return value.copy() if copy else value    # np.array(t, copy=True) is writable
 
-    # DLPack, the array API's way to pass arrays between libraries. A value is a NumPy
-    # array in CPU memory. It is exported as a copy unless the consumer asks for none
-    # (copy=False): a tensor is immutable, and consumers (PyTorch) write into memory
-    # DLPack marks read-only. copy=False shares it, marked read-only (DLPack 1.0; NumPy
-    # raises BufferError for a consumer of the older protocol, which cannot mark it).
-    def __dlpack__(self, *, stream: Any = None, max_version: tuple[int, int] | None = None,
-                   dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> Any:
-        """The value as a DLPack capsule (the array API's `__dlpack__`): a copy, or the
-        read-only value itself with `copy=False`. Python reads the value (a trace guards
-        on it, as on `np.asarray`)."""
-        t, value = self._python_read("__dlpack__")
-        _used(t, value, "__dlpack__")
-        exported = value if copy is False else np.array(value)
-        return exported.__dlpack__(stream=stream, max_version=max_version,
-                                   dl_device=dl_device, copy=False)
-
-    def __dlpack_device__(self) -> tuple[int, int]:
-        """(1, 0): DLPack's CPU device (tapec tensors are NumPy arrays in CPU memory)."""
-        return (1, 0)
-
     # NumPy-style methods, so NumPy code using `x.sum()` or `x.T` records too (through
     # the NumPy protocols, which numpy_api installs).
     @property

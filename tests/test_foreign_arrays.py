@@ -276,3 +276,18 @@ def test_dask_arrays_of_unknown_size_raise():
     x = da.from_array(X, chunks=10)
     with pytest.raises(ValueError, match=r"unknown sizes.*compute_chunk_sizes"):
         tapec.grad(logistic_loss)(W, x[x[:, 0] > 0], Y[:20])
+
+
+def test_jax_transforms_the_program_jax_vmap_and_jax_grad(jax_x64):
+    jnp = jax_x64.numpy
+    ws = np.stack([W, 2.0 * W])
+    mapped = jax_x64.vmap(tapec.grad(logistic_loss), in_axes=(0, None, None))(
+        jnp.asarray(ws), jnp.asarray(X), jnp.asarray(Y))
+    for row, w in zip(np.asarray(mapped), ws):
+        np.testing.assert_allclose(row, tapec.grad(logistic_loss)(w, X, Y).numpy(),
+                                   rtol=1e-12)
+    # JAX differentiates tapec's program: its gradient is tapec's own
+    through_jax = jax_x64.grad(tapec.function(logistic_loss))(
+        jnp.asarray(W), jnp.asarray(X), jnp.asarray(Y))
+    np.testing.assert_allclose(np.asarray(through_jax),
+                               tapec.grad(logistic_loss)(W, X, Y).numpy(), rtol=1e-12)

@@ -10,6 +10,11 @@ memory: a tapec tensor is an immutable NumPy array, and a buffer shared with a l
 that writes into it (PyTorch ignores DLPack's read-only flag) would change it, so both
 directions copy. A tensor's own `__dlpack__` shares memory when asked to (`copy=False`).
 Tensors live in CPU memory: arrays on another device raise.
+
+This module also gives `Tensor` and `Variable` the array API's DLPack methods,
+`__dlpack__` and `__dlpack_device__` (installed on import, as ops/operators.py installs
+the operators), so `np.from_dlpack(t)`, `torch.from_dlpack(t)` and
+`jax.numpy.from_dlpack(t)` read a tensor.
 """
 from __future__ import annotations
 
@@ -17,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..tensor import Tensor, Variable, _to_array, convert_to_tensor
+from ..tensor import Tensor, Variable, _to_array, _used, convert_to_tensor
 
 __all__ = ["from_dlpack", "to_dlpack"]
 
@@ -69,3 +74,28 @@ class _Capsule:
 
     def __dlpack_device__(self):
         return (_CPU, 0)
+
+
+def tensor_dlpack(self, *, stream: Any = None, max_version: tuple[int, int] | None = None,
+               dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> Any:
+    """The value as a DLPack capsule (the array API's `__dlpack__`): a copy, or with
+    `copy=False` the value itself, marked read-only (DLPack 1.0: NumPy refuses a
+    consumer of the older protocol, which cannot be told). A tensor is immutable and
+    consumers write into memory DLPack marks read-only (PyTorch does), hence the copy.
+    Python reads the value: a trace guards on it, as on `np.asarray`."""
+    t, value = self._python_read("__dlpack__")
+    _used(t, value, "__dlpack__")
+    exported = value if copy is False else np.array(value)
+    return exported.__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device,
+                               copy=False)
+
+
+def tensor_dlpack_device(self) -> tuple[int, int]:
+    """(1, 0): DLPack's CPU device (a tensor's value is a NumPy array in CPU memory)."""
+    return (_CPU, 0)
+
+
+for _cls in (Tensor, Variable):
+    _cls.__dlpack__ = tensor_dlpack
+    _cls.__dlpack_device__ = tensor_dlpack_device
+del _cls
