@@ -76,7 +76,7 @@ def test_jax_round_trip():
     jnp = pytest.importorskip("jax.numpy")
     t = tf.constant(VALUES, tf.float32)
     np.testing.assert_array_equal(np.asarray(jnp.from_dlpack(t)), VALUES)
-    back = tf.experimental.dlpack.from_dlpack(jnp.arange(3.0))
+    back = tf.experimental.dlpack.from_dlpack(jnp.arange(3, dtype=jnp.float32))
     assert back.dtype == tf.float32 and back.numpy().tolist() == [0.0, 1.0, 2.0]
 
 
