@@ -149,24 +149,22 @@ class TracingTape(GradientTape):
                     "lost (a zero gradient); compute it with tensor ops instead (tf.stack, "
                     "tf.reduce_mean, NumPy functions called on the tensor itself), or read "
                     "tf.stop_gradient(value) if no derivative is meant")
-            if self.random and self._depends_on(tensor_id, self.random, SHAPE):
-                raise TypeError(
-                    f"tapec.function: Python read the value of a random tensor (or one "
-                    f"computed from it) at {'%s:%d' % call_site()} while tracing "
-                    f"({converted or 'bool(), an index, a shape or a branch'}); a random "
-                    "value changes at every call, so the traced program cannot depend on "
-                    "it through Python. Compute with tensor ops instead (tf.where for a "
-                    "branch, tf.gather for an index), or draw the value outside the "
-                    "function and pass it in")
-            if self.stand_ins and self._depends_on(tensor_id, self.stand_ins, SHAPE):
-                raise TypeError(
-                    f"tapec.function: Python read a value computed from an array of another "
-                    f"library (Dask, JAX, PyTorch, ...) at {'%s:%d' % call_site()} while "
-                    f"tracing ({converted or 'bool(), an index, a shape or a branch'}); "
-                    "its program runs in that library, lazily or under jax.jit, where no "
-                    "value exists to check the trace against. Compute with tensor ops "
-                    "instead (tf.where for a branch, tf.gather for an index), or pass "
-                    "NumPy arrays (docs/scale.md)")
+            # values no guard can hold: Python must not read them, nor what they feed
+            for ids, what, why, instead in (
+                    (self.random, "the value of a random tensor (or one computed from it)",
+                     "a random value changes at every call, so the traced program cannot "
+                     "depend on it through Python", "draw the value outside the function "
+                     "and pass it in"),
+                    (self.stand_ins, "a value computed from an array of another library "
+                     "(Dask, JAX, PyTorch, ...)", "its program runs in that library, "
+                     "lazily or under jax.jit, where no value exists to check a guard "
+                     "against", "pass NumPy arrays (docs/scale.md)")):
+                if ids and self._depends_on(tensor_id, ids, SHAPE):
+                    read = converted or "bool(), an index, a shape or a branch"
+                    raise TypeError(
+                        f"tapec.function: Python read {what} at {'%s:%d' % call_site()} "
+                        f"while tracing ({read}); {why}. Compute with tensor ops instead "
+                        f"(tf.where for a branch, tf.gather for an index), or {instead}")
             self.guards.append((tensor_id, guard_expectation(value)))
 
     def record_random(self, t, attrs, shape_tensor=None):
