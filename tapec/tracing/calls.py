@@ -149,8 +149,8 @@ class Call:
 
     def foreign_key(self, namespace: str) -> tuple:
         """The trace key of a call with arrays of the library `namespace`."""
-        return (namespace, _shape_of_structure(self.structure)) + \
-            signature(self.leaves, foreign_arrays=True)
+        nesting = len(self.leaves) if self._flat else _shape_of_structure(self.structure)
+        return (namespace, nesting) + signature(self.leaves, foreign_arrays=True)
 
     def rebuild(self, leaves):
         args, kwargs = nest.pack_sequence_as(self.structure, leaves)

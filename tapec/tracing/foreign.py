@@ -80,9 +80,20 @@ def is_array(value) -> bool:
         not array_api_compat.is_numpy_array(value)
 
 
+_NUMPY_DTYPES = {}       # (type, another library's dtype) -> NumPy's (read at every call)
+
+
 def numpy_dtype(dtype) -> np.dtype:
     """The NumPy dtype of another library's dtype (`torch.float32`, JAX's and Dask's
     NumPy dtypes, `array_api_strict.float64`), matched by name."""
+    key = (type(dtype), dtype)    # by type first: dtypes of two libraries never compare
+    found = _NUMPY_DTYPES.get(key)
+    if found is None:
+        found = _NUMPY_DTYPES[key] = _numpy_dtype(dtype)
+    return found
+
+
+def _numpy_dtype(dtype) -> np.dtype:
     try:
         return np.dtype(dtype)
     except TypeError:
