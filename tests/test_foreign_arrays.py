@@ -62,8 +62,9 @@ def test_torch_arguments_match_numpy(form):
     _check_against_numpy(form, torch.asarray, lambda t: t.numpy(), torch.Tensor)
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def jax_x64():
+    """JAX in float64, as NumPy (for the module: each switch empties JAX's caches)."""
     jax = pytest.importorskip("jax")
     before = jax.config.jax_enable_x64
     jax.config.update("jax_enable_x64", True)
@@ -71,7 +72,8 @@ def jax_x64():
     jax.config.update("jax_enable_x64", before)
 
 
-@pytest.mark.parametrize("form", FORMS)
+# Eager JAX compiles each op at its first use: two forms here, every form under jax.jit.
+@pytest.mark.parametrize("form", ["value_and_grad", "hessian"])
 def test_jax_arguments_match_numpy(form, jax_x64):
     jnp = jax_x64.numpy
     _check_against_numpy(form, jnp.asarray, np.asarray, jax_x64.Array)
@@ -199,7 +201,9 @@ def test_exports_refuse_foreign_example_arguments_clearly():
         tapec.function(logistic_loss).source(W, torch.asarray(X), Y)
 
 
-def test_numpy_calls_do_not_import_array_api_compat():
+def test_numpy_calls_do_not_import_array_api_compat(simplify_mode):
+    if simplify_mode == "off":           # a fresh interpreter: once is enough
+        pytest.skip("checked with the simplifier on")
     import os
     import subprocess
     import sys
