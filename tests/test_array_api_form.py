@@ -99,6 +99,14 @@ def test_an_entry_without_its_ir_says_so():
         entry.array_api()
 
 
+def test_arguments_named_like_the_forms_own_names_do_not_shadow_them():
+    def f(xp, device, tapec_xp_einsum):
+        return tf.reduce_sum(tf.einsum("ij,jk->ik", xp, device) * tapec_xp_einsum)
+    rng = np.random.default_rng(9)
+    arrays = [rng.normal(size=(2, 3)), rng.normal(size=(3, 4)), rng.normal(size=(2, 4))]
+    _forms_agree(f, arrays)
+
+
 def test_the_form_is_emitted_once_per_program():
     w, x = _inputs()
     _, trace = _trace(tf.grad(_loss), w, x)
@@ -298,6 +306,20 @@ def test_an_index_too_large_to_write_out_is_a_clear_error(monkeypatch):
     _, trace = _trace(tf.grad(lambda x: tf.reduce_sum(x[np.array([1, 0, 1])])), x)
     with pytest.raises(array_api.NoArrayApiForm, match="op 'scatter' has no array-API form"):
         trace.entry.array_api()
+
+
+def test_negative_gather_indices_count_from_the_end():
+    # regression: the gradient's one-hot scatter never matched -1, and gave zeros
+    x = np.random.default_rng(10).normal(size=(3, 2))
+    _forms_agree(lambda x: tf.reduce_sum(tf.gather(x * x, np.array([-1, 0, -3])) * x[0]), [x])
+
+
+def test_a_gather_out_of_range_is_nan_where_numpy_raises():
+    x = np.arange(3.0)
+    _, trace = _trace(tf.function(lambda x, i: tf.gather(x, i)), x, np.array([0, 2]))
+    with xps.ArrayAPIStrictFlags(api_version="2023.12"):
+        got = trace.run_in(xps, [xps.asarray(x), xps.asarray(np.array([4, -1]))])
+    np.testing.assert_array_equal(np.asarray(got), [np.nan, 2.0])
 
 
 def test_jacobian_and_hessian_match_numpy():

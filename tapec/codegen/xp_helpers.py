@@ -158,3 +158,8 @@ def tapec_xp_erf(xp, x):
         term = term * ratio / (2 * n + 1)
         total = total + term
     return total * 1.1283791670955126 * xp.exp(-(t * t))
+
+
+# The helpers' names: generated code reads them as globals, so no value or parameter of
+# it may take one (names.GENERATED_GLOBALS).
+NAMES = frozenset(name for name in dir() if name.startswith("tapec_xp_"))
