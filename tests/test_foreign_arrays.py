@@ -210,6 +210,9 @@ def test_numpy_calls_do_not_import_array_api_compat(simplify_mode):
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     code = ("import sys, numpy as np, tapec\n"
             "tapec.grad(lambda w: tapec.reduce_sum(w * w))(np.ones(3))\n"
+            "spec = [tapec.TensorSpec([None], tapec.float64)]\n"
+            "f = tapec.function(lambda x: tapec.reduce_sum(x), input_signature=spec)\n"
+            "f(np.ones(3)), f(tapec.constant(np.ones(4))), f([1.0, 2.0])\n"
             "print('array_api_compat' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, env={**os.environ, "PYTHONPATH": root})

@@ -35,6 +35,8 @@ import math
 
 import numpy as np
 
+from ..tensor import Tensor, Variable
+
 
 class ForeignArguments(TypeError):
     """A call has an array of another library among its arguments. Raised by
@@ -66,8 +68,10 @@ def _compat():
 
 def is_array(value) -> bool:
     """Whether `value` is an array of another array-API library (never a NumPy array or
-    a tapec tensor: callers check those first). Imports nothing for values whose type
+    a tapec tensor). Imports nothing for NumPy arrays, tensors, and values whose type
     has no array-API method, so other objects keep their usual TypeError."""
+    if isinstance(value, (np.ndarray, np.generic, Tensor, Variable)):
+        return False
     cls = type(value)
     if not (hasattr(cls, "__array_namespace__") or hasattr(cls, "__dlpack__")
             or cls.__module__.split(".")[0] in ("dask", "torch", "cupy", "jax", "jaxlib")):

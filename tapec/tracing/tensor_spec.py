@@ -95,13 +95,14 @@ def check_signature(specs, args, kwargs, function_name) -> tuple:
 
 
 def _conform(arg, spec, function_name, k):
-    if foreign.is_array(arg):           # cast in its own library, lazily
-        return foreign.conform(arg, spec._dtype, k, spec._fits, function_name)
     if isinstance(arg, (Tensor, Variable)):
         if arg._dtype != spec._dtype:
             raise TypeError(f"{function_name}: argument {k} has dtype {arg._dtype.name}, "
                             f"but the input_signature expects {spec!r}")
         value = arg
+    elif not isinstance(arg, (np.ndarray, np.generic, list, tuple, int, float, complex)) \
+            and foreign.is_array(arg):      # cast in its own library, lazily
+        return foreign.conform(arg, spec._dtype, k, spec._fits, function_name)
     else:
         value = Tensor._eager(_to_array(arg, spec._dtype, function_name))
     if not spec._fits(tuple(value._shape)):
