@@ -3,6 +3,8 @@ jacobian and hessian (tracing/foreign.py, docs/scale.md): their program runs in 
 namespace and returns their arrays, with NumPy's values."""
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tapec
 import tapec as tf
@@ -298,3 +300,26 @@ def test_jax_transforms_the_program_jax_vmap_and_jax_grad(jax_x64):
         jnp.asarray(W), jnp.asarray(X), jnp.asarray(Y))
     np.testing.assert_allclose(np.asarray(through_jax),
                                tapec.grad(logistic_loss)(W, X, Y).numpy(), rtol=1e-12)
+
+
+@settings(max_examples=8, deadline=None)
+@given(rows=st.integers(1, 7), columns=st.integers(1, 4),
+       dtype=st.sampled_from([np.float32, np.float64]), seed=st.integers(0, 2**16))
+def test_array_api_strict_matches_numpy_across_shapes_and_dtypes(rows, columns, dtype,
+                                                                 seed):
+    """value_and_grad of the logistic loss, whatever the shapes and float dtype: the
+    strict namespace (which rejects anything outside the standard) gives NumPy's
+    values, in the arguments' dtype."""
+    xs = pytest.importorskip("array_api_strict")
+    rng = np.random.default_rng(seed)
+    args = [rng.normal(size=columns).astype(dtype),
+            rng.normal(size=(rows, columns)).astype(dtype),
+            (rng.random(rows) > 0.5).astype(dtype)]
+    f = tapec.value_and_grad(logistic_loss, argnums=(0, 1))
+    expected = tapec.nest.flatten(f(*args))
+    got = tapec.nest.flatten(f(*[xs.asarray(a) for a in args]))
+    tolerance = 1e-5 if dtype == np.float32 else 1e-12
+    for g, e in zip(got, expected):
+        assert g.dtype == getattr(xs, np.dtype(dtype).name)
+        np.testing.assert_allclose(np.from_dlpack(g), e.numpy(), rtol=tolerance,
+                                   atol=tolerance)
