@@ -30,7 +30,7 @@ from .ops.sorting import *  # noqa: E402,F401,F403
 from .ops.activations import *  # noqa: E402,F401,F403
 from .ops.math_extra import *  # noqa: E402,F401,F403
 from .ops.sparse_indexing import *  # noqa: E402,F401,F403
-from .namespaces import debugging, errors, linalg, math, nn  # noqa: E402  (TensorFlow's)
+from .namespaces import debugging, errors, experimental, linalg, math, nn  # noqa: E402
 from .namespaces.debugging import print_ as print  # noqa: E402,A001  (tf.print)
 from .namespaces.module import Module, name_scope  # noqa: E402
 from .config import (device, native_enabled, num_threads, set_native,  # noqa: E402
@@ -88,6 +88,7 @@ __all__ = [
     "set_native",
     "cache_info", "clear_cache", "set_cache_size", "generated_source",
     "linalg", "math", "nn", "random", "nest", "errors", "debugging", "config", "data", "keras",
+    "experimental",
     "Module", "name_scope", "device",
     *ops.elementwise.__all__, *ops.elementwise_math.__all__, *ops.linalg.__all__,
     *ops.nn.__all__, *ops.reduce.__all__,

@@ -38,6 +38,7 @@ import numpy as np
 
 from . import config, context, nest, random
 from .codegen.emit import no_collections
+from .tracing import foreign, namespaced
 from .tracing.calls import Call, parameter_names
 from .tracing.program import GUARD_DIFFERS, Lowered, Program, lower_trace
 from .tensor import Tensor, Variable, _to_array
@@ -151,7 +152,12 @@ class Function:
         if self._kind == "value" and config.functions_run_eagerly():
             return self._fn(*args, **kwargs)       # tf.config.run_functions_eagerly(True)
         call = Call(args, kwargs, self._parameters)
-        signature = (config.simplify_setting(),) + call.key()     # checks the arguments
+        try:
+            signature = (config.simplify_setting(),) + call.key()     # checks the arguments
+        except foreign.ForeignArguments:    # arrays of another library: their namespace
+            signature = None
+        if signature is None:       # outside the handler: its errors chain to nothing
+            return self._call_foreign(call)
         # Under a recording tape a program runs through the public ops (so the tape
         # records it); otherwise its compiled function replays.
         interpreted = _recording_tapes()
@@ -180,6 +186,26 @@ class Function:
                 raise AssertionError("tapec.function: a fresh trace failed its own guards")
             return self._disagreeing_trace(call, signature, program)
         return result
+
+    def _call_foreign(self, call):
+        """A call with arrays of another library: its program runs in their namespace
+        (tracing/foreign.py), and the results are arrays of that library."""
+        namespace = foreign.Namespace(call.leaves)
+        if _recording_tapes():
+            raise TypeError(f"tapec.{self._kind}: a GradientTape or an enclosing trace is "
+                            f"recording, and it cannot record a computation on "
+                            f"{namespace.name} arrays (tapec tensors are NumPy arrays); call "
+                            "it outside the tape, or pass NumPy arrays")
+        signature = (config.simplify_setting(),) + call.foreign_key(namespace.name)
+        programs = self._traces.get(signature)
+        if programs:             # one program: a foreign trace holds no guards
+            program = programs[0]
+            self._recent.append(False)
+        else:
+            program = self._trace(call)
+            self._traces[signature] = [program]
+            self._note_trace()
+        return namespaced.run(program, call.leaves, namespace, self._kind)
 
     def _disagreeing_trace(self, call, signature, program):
         """The compiled program computed a value Python read while tracing (float(),
@@ -274,7 +300,8 @@ class Function:
             for k in self._argnums:
                 leaf = call.leaf_of_argument(k, self._kind)
                 if not isinstance(call.leaves[leaf], (Tensor, Variable, np.ndarray, np.generic,
-                                                      int, float, complex)):
+                                                      int, float, complex)) and \
+                        not foreign.is_array(call.leaves[leaf]):
                     raise TypeError(f"tapec.{self._kind}: argument {k} is a "
                                     f"{type(call.leaves[leaf]).__name__}; only tensor "
                                     "arguments can be differentiated")
@@ -297,6 +324,11 @@ class Function:
                                 None if (k, axis) in self._none_dims else d
                                 for axis, d in enumerate(t._shape))
                         tape.watch_argument(t, differentiated=k in differentiated)
+                        traced.append(t)
+                    elif foreign.is_array(a):
+                        t = Tensor._eager(foreign.trace_value(a, k))
+                        tape.watch_argument(t, differentiated=k in differentiated)
+                        tape.stand_ins.add(t._id)
                         traced.append(t)
                     else:
                         traced.append(a)

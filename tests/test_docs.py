@@ -19,12 +19,16 @@ The convention the pages follow (and this file enforces):
 - An HTML comment ``<!-- docs-test: skip: REASON -->`` on the line before a ```python
   block opts it out (a slow benchmark, say); the test reports it as skipped with REASON.
   Use it sparingly: a block that cannot run as written is usually a doc bug.
+- ``<!-- docs-test: needs: jax, torch -->`` on the line before a ```python block runs it
+  only where those modules are installed (optional libraries CI does not install); it
+  is skipped, naming them, elsewhere.
 """
 from __future__ import annotations
 
 import contextlib
 import dataclasses
 import importlib
+import importlib.util
 import io
 import os
 import pathlib
@@ -49,6 +53,7 @@ XFAIL = {}
 
 FENCE = re.compile(r"^(?P<indent>[ \t]*)```(?P<lang>[\w+-]*)[ \t]*$")
 SKIP = re.compile(r"<!--\s*docs-test:\s*skip:\s*(?P<reason>.*?)\s*-->\s*$")
+NEEDS = re.compile(r"<!--\s*docs-test:\s*needs:\s*(?P<modules>[\w., ]+?)\s*-->\s*$")
 FILE = re.compile(r"#\s*(?P<name>[A-Za-z_]\w*)\.py\b")
 
 
@@ -94,6 +99,11 @@ def parse(page, text=None):
         tail = block.before.rstrip().splitlines()[-1:] or [""]
         if m := SKIP.search(tail[0]):
             block.skip = m.group("reason")
+        elif m := NEEDS.search(tail[0]):
+            missing = [name for name in re.split(r"[,\s]+", m.group("modules").strip())
+                       if importlib.util.find_spec(name) is None]
+            if missing:
+                block.skip = f"needs {', '.join(missing)}, not installed here"
         first = block.code.lstrip().splitlines()[:1] or [""]
         if block.lang == "python" and (m := FILE.match(first[0])):
             block.file = m.group("name")
@@ -231,12 +241,15 @@ def test_the_convention_is_parsed_as_documented():
     page = "\n".join([
         "```python", "# model.py: saved, not pasted", "def f(): return 1", "```",
         "", "<!-- docs-test: skip: takes minutes -->", "```python", "slow()", "```",
+        "<!-- docs-test: needs: numpy, no_such_module_xyz -->", "```python", "gpu()", "```",
         "- a list item:", "", "  ```python", "  print(1)", "  ```", "",
         "  ```text", "  1", "  ```", "```python", "print(2)", "```", "prose", "```text",
         "not output", "```"])
     blocks = [b for b in parse("page.md", page) if b.lang == "python"]
-    assert [b.file for b in blocks] == ["model", None, None, None]
-    assert [b.skip for b in blocks] == [None, "takes minutes", None, None]
-    assert [b.output for b in blocks] == [None, None, "1\n", None]
-    assert blocks[2].code == "print(1)\n"
+    assert [b.file for b in blocks] == ["model", None, None, None, None]
+    assert [b.skip for b in blocks] == [None, "takes minutes",
+                                        "needs no_such_module_xyz, not installed here", None,
+                                        None]
+    assert [b.output for b in blocks] == [None, None, None, "1\n", None]
+    assert blocks[3].code == "print(1)\n"
     assert _matches("a ...\nb   c", "a x y\nz b c") and not _matches("a b", "a b c")

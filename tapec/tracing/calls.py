@@ -16,14 +16,17 @@ import re
 import numpy as np
 
 from .. import nest
+from . import foreign
 from ..codegen.names import GENERATED_GLOBALS
 from ..tensor import Tensor, Variable
 
 
-def signature(args, arrays_only=False) -> tuple:
+def signature(args, arrays_only=False, foreign_arrays=False) -> tuple:
     """The trace key of flat arguments: shapes and dtypes of tensors, Variable identity,
     Python values (as TensorFlow: each new Python number is a new trace). Strings and
-    None are Python values too, unless `arrays_only` (an export's arguments)."""
+    None are Python values too, unless `arrays_only` (an export's arguments). An array
+    of another library raises `ForeignArguments` (a TypeError), unless `foreign_arrays`:
+    then its shape and dtype are its key, as a tensor's."""
     parts = []
     for a in args:
         if type(a) is Tensor:           # the common leaf, without the shape property
@@ -40,6 +43,10 @@ def signature(args, arrays_only=False) -> tuple:
             parts.append(("python", type(a).__name__, a))
         elif not arrays_only and (a is None or isinstance(a, (str, bytes))):
             parts.append(("python", type(a).__name__, a))
+        elif foreign.is_array(a):      # checked last: NumPy calls never get here
+            if not foreign_arrays:
+                raise foreign.ForeignArguments(len(parts), a)
+            parts.append(foreign.signature_part(a, len(parts)))
         else:
             raise TypeError(f"tapec.function: argument {len(parts)} is a {type(a).__name__}; "
                             "expected tensors, Variables, NumPy arrays, Python numbers or "
@@ -134,9 +141,16 @@ class Call:
         return unique_identifiers(names, [f"arg{i}" for i in range(len(names))])
 
     def key(self) -> tuple:
+        """The trace key (`signature`); raises `ForeignArguments` for an array of another
+        library (`foreign_key` is its key)."""
         if self._flat:
             return (len(self.leaves),) + signature(self.leaves)
         return (_shape_of_structure(self.structure),) + signature(self.leaves)
+
+    def foreign_key(self, namespace: str) -> tuple:
+        """The trace key of a call with arrays of the library `namespace`."""
+        nesting = len(self.leaves) if self._flat else _shape_of_structure(self.structure)
+        return (namespace, nesting) + signature(self.leaves, foreign_arrays=True)
 
     def rebuild(self, leaves):
         args, kwargs = nest.pack_sequence_as(self.structure, leaves)

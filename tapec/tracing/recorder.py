@@ -119,6 +119,9 @@ class TracingTape(GradientTape):
         self.spliced = {}         # tensor id -> (Splice, node) of a `spliced` record
         self.random = set()       # ids of the random inputs
         self.prints = []          # (the print's text maker, [tensors it prints]), in order
+        # ids of arguments that stand for arrays of another library (tracing/foreign.py):
+        # their program runs lazily or under jax.jit, where no guard can be checked
+        self.stand_ins = set()
 
     def watch_argument(self, t, differentiated=False):
         self._graph.add_leaf(t._id, PLACEHOLDER, {"kind": "watched"}, t._shape, t._dtype)
@@ -147,15 +150,22 @@ class TracingTape(GradientTape):
                     "lost (a zero gradient); compute it with tensor ops instead (tf.stack, "
                     "tf.reduce_mean, NumPy functions called on the tensor itself), or read "
                     "tf.stop_gradient(value) if no derivative is meant")
-            if self.random and self._depends_on(tensor_id, self.random, SHAPE):
-                raise TypeError(
-                    f"tapec.function: Python read the value of a random tensor (or one "
-                    f"computed from it) at {'%s:%d' % call_site()} while tracing "
-                    f"({converted or 'bool(), an index, a shape or a branch'}); a random "
-                    "value changes at every call, so the traced program cannot depend on "
-                    "it through Python. Compute with tensor ops instead (tf.where for a "
-                    "branch, tf.gather for an index), or draw the value outside the "
-                    "function and pass it in")
+            # values no guard can hold: Python must not read them, nor what they feed
+            for ids, what, why, instead in (
+                    (self.random, "the value of a random tensor (or one computed from it)",
+                     "a random value changes at every call, so the traced program cannot "
+                     "depend on it through Python", "draw the value outside the function "
+                     "and pass it in"),
+                    (self.stand_ins, "a value computed from an array of another library "
+                     "(Dask, JAX, PyTorch, ...)", "its program runs in that library, "
+                     "lazily or under jax.jit, where no value exists to check a guard "
+                     "against", "pass NumPy arrays (docs/scale.md)")):
+                if ids and self._depends_on(tensor_id, ids, SHAPE):
+                    read = converted or "bool(), an index, a shape or a branch"
+                    raise TypeError(
+                        f"tapec.function: Python read {what} at {'%s:%d' % call_site()} "
+                        f"while tracing ({read}); {why}. Compute with tensor ops instead "
+                        f"(tf.where for a branch, tf.gather for an index), or {instead}")
             self.guards.append((tensor_id, guard_expectation(value)))
 
     def record_random(self, t, attrs, shape_tensor=None):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import nest
+from . import foreign
 from ..dtypes import as_dtype, as_numpy_dtype
 from ..tensor import Tensor, TensorShape, Variable, _to_array
 
@@ -99,6 +100,9 @@ def _conform(arg, spec, function_name, k):
             raise TypeError(f"{function_name}: argument {k} has dtype {arg._dtype.name}, "
                             f"but the input_signature expects {spec!r}")
         value = arg
+    elif not isinstance(arg, (np.ndarray, np.generic, list, tuple, int, float, complex)) \
+            and foreign.is_array(arg):      # cast in its own library, lazily
+        return foreign.conform(arg, spec._dtype, k, spec._fits, function_name)
     else:
         value = Tensor._eager(_to_array(arg, spec._dtype, function_name))
     if not spec._fits(tuple(value._shape)):
