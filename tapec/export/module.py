@@ -33,11 +33,15 @@ import ast
 import os
 import re
 
+import numpy as np
+
 from .._version import __version__
 from ..autodiff.reverse import gradient_nodes
 from ..codegen.emit import CodegenError, statements
-from ..tracing.calls import signature
-from ..function import _plain, lower
+from ..function import Function, _plain, lower
+from ..tracing.calls import Call, signature, value_of
+from ..tracing.program import lower_trace
+from ..tracing.tensor_spec import TensorSpec
 from ..tracing.recorder import GUARD, guard_test
 from ..ir.nodes import topological_order
 from ..ops.shape import CONSTANT, fill
@@ -45,7 +49,8 @@ from ..simplify import simplify
 from .layout import (ExportError, array_source, dtype_source, pack, wrapped,
                      wrapped_return)
 from .naming import ModuleNamer, function_name
-from .signature import HELPERS, checks, docstring, number_source
+from .signature import HELPERS, checks, docstring, is_python_number, number_source
+from .sizes import polymorphic_source
 
 __all__ = ["export", "ExportError"]
 
@@ -83,8 +88,26 @@ def _write(f, example_args, path, argnums, jacobian, hessian, name, value_only):
     if not callable(fn):
         raise TypeError(f"tapec.export: expected a callable, got {type(fn).__name__}")
     args = tuple(example_args) if isinstance(example_args, (tuple, list)) else (example_args,)
+
+    def module(values, groups=()):
+        return _module(fn, values, argnums, function_name(fn, name), jacobian, hessian,
+                       value_only, [a if isinstance(a, TensorSpec) else None for a in args],
+                       groups)
+    if any(isinstance(a, TensorSpec) for a in args):
+        source = polymorphic_source(args, module)
+    else:
+        source = module(args).source()
+    _audit(source)
+    with open(os.fspath(path), "w", encoding="utf-8") as handle:
+        handle.write(source)
+    return source
+
+
+def _module(fn, args, argnums, fname, jacobian, hessian, value_only, specs, groups):
+    """The `_Module` of `fn` traced on `args` (values; `specs[k]` the TensorSpec argument
+    k stands for, if any, whose None dimensions the function sees as None)."""
     signature(args, arrays_only=True)   # the argument check of tapec.function
-    low = lower(fn, args, argnums)
+    low = _lower(fn, args, argnums, specs)
     if low.effects:
         names = ", ".join(sorted({repr(v.name) for v, _ in low.effects}))
         raise ExportError(f"tapec.export: the function assigns Variable(s) {names}; an "
@@ -98,12 +121,24 @@ def _write(f, example_args, path, argnums, jacobian, hessian, name, value_only):
                           "exported module is a pure function of its arguments, which "
                           "cannot draw fresh random values or print at every call. Pass "
                           "random values in as arguments, and print outside the function")
-    module = _Module(low, fn, args, function_name(fn, name), jacobian, hessian, value_only)
-    source = module.source()
-    _audit(source)
-    with open(os.fspath(path), "w", encoding="utf-8") as handle:
-        handle.write(source)
-    return source
+    return _Module(low, fn, args, fname, jacobian, hessian, value_only, specs, groups)
+
+
+def _lower(fn, args, argnums, specs):
+    """`tapec.function.lower`, where the TensorSpec arguments' None dimensions read as None
+    in the traced tensors' static shapes (as under tf.function's input_signature), so that
+    Python code cannot bake the example's size into the module."""
+    if not any(s is not None and s._shape is not None and None in s._shape for s in specs):
+        return lower(fn, args, argnums)
+    signature_ = [s if s is not None else TensorSpec(np.shape(value_of(a)) if not
+                                                     is_python_number(a) else ())
+                  for s, a in zip(specs, args)]
+    function = Function(fn, "value", argnums, input_signature=signature_)
+    call = Call(tuple(args), {}, function._parameters)
+    for k in function._argnums:
+        call.leaf_of_argument(k, "export")
+    tape, traced, result = function._record(call, splicing=False)
+    return lower_trace(function, tape, call, traced, result)
 
 
 # --- the module -----------------------------------------------------------------------------
@@ -111,8 +146,12 @@ def _write(f, example_args, path, argnums, jacobian, hessian, name, value_only):
 class _Module:
     """Builds every output from one trace and prints the module."""
 
-    def __init__(self, low, fn, args, fname, want_jacobian, want_hessian, value_only=False):
+    def __init__(self, low, fn, args, fname, want_jacobian, want_hessian, value_only=False,
+                 specs=(), groups=()):
         self.low, self.fn, self.args, self.fname = low, fn, args, fname
+        # per argument its TensorSpec or None; per size symbol _size<k> the (argument,
+        # axis) pairs it is read from
+        self.specs, self.groups = list(specs) or [None] * len(args), list(groups)
         self.argnums = low.function._argnums
         self.single = low.function._single
         for node in low.feeds:
@@ -185,10 +224,19 @@ class _Module:
     # -- printing --
 
     def source(self) -> str:
+        return self.header() + self.body()
+
+    def header(self, sizes=None) -> str:
+        """The header comment and the docstring (`sizes`: signature.docstring's)."""
         # The only mention of tapec is this comment. No user text is in the first two
         # lines, where a comment could declare the file's encoding.
-        lines = [(f"# Generated by tapec {__version__} (tapec.export). Do not edit: export "
-                  "the function again."), 'r"""' + docstring(self) + '"""']
+        return "\n".join([(f"# Generated by tapec {__version__} (tapec.export). Do not "
+                           "edit: export the function again."),
+                          'r"""' + docstring(self, sizes) + '"""']) + "\n"
+
+    def body(self) -> str:
+        """Everything after the docstring: imports, embedded values, helpers, functions."""
+        lines = []
         functions = self._functions()
         code = "\n".join(line for function in functions for line in function)
         if re.search(r"\bmath\.", code):

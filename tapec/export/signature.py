@@ -19,23 +19,42 @@ from .layout import WIDTH, ExportError, display, doc_safe
 
 
 def checks(module) -> list:
-    """Argument checks: the traced shapes and dtypes, and Python numbers' values. Each
-    check asks `module.need` for the helper it calls."""
+    """Argument checks: the traced shapes and dtypes, and Python numbers' values; then
+    each size symbol `_size<k>` read from the arguments' None dimensions. Each check asks
+    `module.need` for the helper it calls."""
     lines = []
-    for param, arg in zip(module.params, module.args):
-        if is_python_number(arg):
+    for k, (param, arg) in enumerate(zip(module.params, module.args)):
+        if is_python_number(arg) and module.specs[k] is None:
             module.need("_fixed")
             lines.append(f"    _fixed({param!r}, {param}, {number_source(arg)})")
         else:
             module.need("_checked")
-            lines.append(f"    {param} = _checked({param!r}, {param}, {arg_shape(arg)}, "
-                         f"{np.dtype(arg_dtype(arg)).name!r})")
+            lines.append(f"    {param} = _checked({param!r}, {param}, "
+                         f"{declared_shape(module, k)}, {np.dtype(arg_dtype(arg)).name!r})")
+    for k, dims in enumerate(module.groups):
+        if len(dims) == 1:
+            ((a, axis),) = dims
+            lines.append(f"    _size{k} = {module.params[a]}.shape[{axis}]")
+        else:
+            module.need("_same_size")
+            lines.append(f"    _size{k} = _same_size(" + ", ".join(
+                f"({module.params[a]!r}, {module.params[a]}, {axis})" for a, axis in dims) +
+                ")")
     return lines
 
 
-def docstring(module) -> str:
+def declared_shape(module, k) -> tuple:
+    """Argument k's shape in the module's signature: its TensorSpec's (None where any size
+    goes), else the example's."""
+    spec = module.specs[k]
+    return spec._shape if spec is not None else arg_shape(module.args[k])
+
+
+def docstring(module, sizes=None) -> str:
     """The module docstring (raw, without its quotes): functions, signature, formulas,
-    specialized branches, embedded values and what the module needs."""
+    specialized branches, embedded values and what the module needs. `sizes`, for a
+    module that serves every size of its None dimensions, says at which sizes the
+    formulas were printed, when they depend on them."""
     low, f = module.low, module.fname
     wrt = ", ".join(module.params[k] for k in module.argnums)
     what = f if len(module.kinds) == 1 else f"{f} and its derivatives"
@@ -49,14 +68,25 @@ def docstring(module) -> str:
     if len(module.argnums) and len(module.kinds) > 1:
         parts.append(f"Derivatives are taken with respect to {wrt}.")
     parts += ["", "Input signature (other shapes or dtypes raise ValueError):"]
-    for param, arg in zip(module.params, module.args):
-        if is_python_number(arg):
+    for k, (param, arg) in enumerate(zip(module.params, module.args)):
+        if is_python_number(arg) and module.specs[k] is None:
             parts.append(f"    {param}: the Python {type(arg).__name__} "
                          f"{number_source(arg)} (fixed when exported)")
         else:
             parts.append(f"    {param}: {np.dtype(arg_dtype(arg)).name} array of shape "
-                         f"{arg_shape(arg)}")
-    parts += ["", "Formulas (LaTeX):"]
+                         f"{declared_shape(module, k)}")
+    if module.groups:
+        parts += ["", *textwrap.wrap(
+            "A None dimension takes any size: the functions read the sizes from their "
+            "arguments. None dimensions traced as one size must be equal "
+            "(ValueError otherwise): " + "; ".join(
+                " = ".join(f"{module.params[a]}.shape[{axis}]" for a, axis in dims)
+                for dims in module.groups if len(dims) > 1) + "."
+            if any(len(dims) > 1 for dims in module.groups) else
+            "A None dimension takes any size: the functions read the sizes from their "
+            "arguments.", WIDTH - 4)]
+    parts += ["", "Formulas (LaTeX):" if sizes is None else
+              f"Formulas (LaTeX), printed at the sizes traced ({sizes}):"]
     parts += _formulas(module)
     if low.guards:
         parts += ["", *textwrap.wrap(
@@ -143,10 +173,20 @@ HELPERS = {
 def _checked(name, value, shape, dtype):
     """`value` as an array, if it has the shape and dtype this module was exported for."""
     array = np.asarray(value)
-    if array.shape != shape or array.dtype != dtype:
+    if array.ndim != len(shape) or array.dtype != dtype or any(
+            want is not None and want != got for want, got in zip(shape, array.shape)):
         raise ValueError(f"argument {name}: expected shape {shape} dtype {dtype} (the exported "
                          f"signature), got shape {array.shape} dtype {array.dtype}")
     return array
+'''.strip().splitlines(),
+    "_same_size": r'''
+def _same_size(*dimensions):
+    """The size of argument dimensions exported as one None dimension, which must agree."""
+    sizes = [(f"{name}.shape[{axis}]", value.shape[axis]) for name, value, axis in dimensions]
+    if len({size for _, size in sizes}) > 1:
+        raise ValueError("these None dimensions were exported as one size and must be equal: "
+                         + ", ".join(f"{where} = {size}" for where, size in sizes))
+    return sizes[0][1]
 '''.strip().splitlines(),
     "_fixed": r'''
 def _fixed(name, value, exported):
