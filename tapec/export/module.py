@@ -30,6 +30,7 @@ signature.py (argument checks, helpers, docstring), layout.py (line width, liter
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import re
 
@@ -44,7 +45,7 @@ from ..tracing.program import lower_trace
 from ..tracing.tensor_spec import TensorSpec
 from ..tracing.recorder import GUARD, guard_test
 from ..ir.nodes import topological_order
-from ..ops.shape import CONSTANT, fill
+from ..ops.shape import CONSTANT, fill, reshape
 from ..simplify import simplify
 from .layout import (ExportError, array_source, dtype_source, pack, wrapped,
                      wrapped_return)
@@ -108,6 +109,9 @@ def _module(fn, args, argnums, fname, jacobian, hessian, value_only, specs, grou
     k stands for, if any, whose None dimensions the function sees as None)."""
     signature(args, arrays_only=True)   # the argument check of tapec.function
     low = _lower(fn, args, argnums, specs)
+    unit = not value_only and _unit(low.flat)
+    if unit:        # a (1, 1) x^T A x: differentiated as the scalar it holds
+        low = _lower(_as_scalar(fn), args, argnums, specs)
     if low.effects:
         names = ", ".join(sorted({repr(v.name) for v, _ in low.effects}))
         raise ExportError(f"tapec.export: the function assigns Variable(s) {names}; an "
@@ -121,7 +125,22 @@ def _module(fn, args, argnums, fname, jacobian, hessian, value_only, specs, grou
                           "exported module is a pure function of its arguments, which "
                           "cannot draw fresh random values or print at every call. Pass "
                           "random values in as arguments, and print outside the function")
-    return _Module(low, fn, args, fname, jacobian, hessian, value_only, specs, groups)
+    return _Module(low, fn, args, fname, jacobian, hessian, value_only, specs, groups, unit)
+
+
+def _unit(flat) -> bool:
+    """One floating result of size 1 that is not a scalar."""
+    return len(flat) == 1 and flat[0] is not None and flat[0]._dtype.kind in "fc" and \
+        len(flat[0]._shape) > 0 and all(d == 1 for d in flat[0]._shape)
+
+
+def _as_scalar(fn):
+    """`fn` with its size-1 result reshaped to a scalar (its parameters, for the module's
+    names, seen through `__wrapped__`)."""
+    @functools.wraps(fn)
+    def scalar(*args):
+        return reshape(fn(*args), ())
+    return scalar
 
 
 def _lower(fn, args, argnums, specs):
@@ -147,7 +166,7 @@ class _Module:
     """Builds every output from one trace and prints the module."""
 
     def __init__(self, low, fn, args, fname, want_jacobian, want_hessian, value_only=False,
-                 specs=(), groups=()):
+                 specs=(), groups=(), unit=False):
         self.low, self.fn, self.args, self.fname = low, fn, args, fname
         # per argument its TensorSpec or None; per size symbol _size<k> the (argument,
         # axis) pairs it is read from
@@ -171,6 +190,9 @@ class _Module:
             raise ExportError("tapec.export: hessian=True needs a function that returns a "
                               "floating scalar")
         self.kinds = {"value": low.derive("value")}
+        if unit:      # `<name>` returns f's own (1, 1) value; the others, the scalar's
+            self.kinds["value"] = ([n.inputs[0] for n in self.kinds["value"][0]],
+                                   self.kinds["value"][1])
         if self.scalar:
             self.kinds["grad"] = low.derive("grad")
         if want_jacobian:
@@ -274,7 +296,8 @@ class _Module:
             out.append(self._function(
                 "grad", grad_nodes, grad_names, pack_grad,
                 f"The gradient of {self.fname} with respect to {wrt}."))
-            # As tapec.value_and_grad: the value is the scalar itself, not f's structure.
+            # As tapec.value_and_grad: the value is the scalar itself, not f's structure
+            # (or f's size-1 array, whose one element the gradient is of).
             out.append(self._function(
                 "value_and_grad", value_nodes + grad_nodes, value_names + grad_names,
                 lambda names: f"{names[0]}, {pack_grad(names[1:])}",
