@@ -7,7 +7,7 @@ serves code an older tapec generated.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 # 2: values are named after their op (`tanh_2`), not `t0`, `t1`, ...
 # 3: fed Python floats (`scalar0`), delta_einsum networks, trig from tangents, scratch
@@ -29,16 +29,42 @@ class Compiled:
 
     `countdown` is None for a final entry; for a provisional one (fusion deferred) it is
     a one-item list, the calls after the first left before the fused version replaces
-    it (`due`, which each call after the first makes)."""
+    it (`due`, which each call after the first makes).
+
+    `ir`, where the builder gave it (`IR`: what `emit` was given), lets `array_api()`
+    write the same program in the array-API form; an entry read from the disk cache has
+    none."""
     fn: object
     source: str
     arg_keys: tuple        # ("tape", k): value of pruned node k; ("seed", i): seed i
     title: str
     countdown: list | None = None
+    ir: "IR | None" = None
+    _forms: dict = field(default_factory=dict, compare=False, repr=False)
 
     @staticmethod
-    def provisional(fn, source, arg_keys, title) -> "Compiled":
-        return Compiled(fn, source, arg_keys, title, [CALLS_BEFORE_FUSING - 1])
+    def provisional(fn, source, arg_keys, title, ir=None) -> "Compiled":
+        return Compiled(fn, source, arg_keys, title, [CALLS_BEFORE_FUSING - 1], ir)
+
+    def array_api(self):
+        """The program as an `array_api.ArrayApiFunction`, `f(xp, *args)` with the
+        arguments of `fn` (`arg_keys`): emitted and compiled on the first request, then
+        kept with this entry. Raises `array_api.NoArrayApiForm` naming an op the
+        standard cannot spell (every request, so a caller can fall back to `fn`), and
+        CodegenError for an entry without its IR."""
+        found = self._forms.get("array_api")
+        if found is None:
+            from . import array_api
+            if self.ir is None:
+                raise array_api.CodegenError(
+                    "this compiled program has no IR to write in the array-API form "
+                    "(it was read from the disk cache)")
+            ir = self.ir
+            source, keys = array_api.emit(ir.outputs, ir.feeds, ir.fn_name, self.title,
+                                          ir.arg_names, ir.order)
+            found = self._forms["array_api"] = array_api.compile_source(
+                source, ir.fn_name, tuple(keys))
+        return found
 
     def due(self) -> bool:
         """Count a call of a provisional entry; True when it is time to replace it."""
@@ -47,3 +73,13 @@ class Compiled:
             return False
         countdown[0] -= 1
         return countdown[0] <= 0
+
+
+@dataclass(frozen=True)
+class IR:
+    """What a program was emitted from: `emit.emit`'s arguments."""
+    outputs: list
+    feeds: dict
+    fn_name: str
+    arg_names: dict | None = None
+    order: list | None = None

@@ -24,7 +24,7 @@ import re
 
 # Global names generated code reads (bound by `compile_function`); a parameter or value
 # named by user text must never shadow them.
-GENERATED_GLOBALS = frozenset({"np", "math", "numexpr", "tapec_blocked"})
+GENERATED_GLOBALS = frozenset({"np", "math", "numexpr", "tapec_blocked", "xp", "device"})
 
 RESERVED = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | \
     frozenset(dir(builtins)) | GENERATED_GLOBALS
@@ -46,7 +46,7 @@ _BASES = {}     # op -> op_base(op): asked once per value of a long program
 
 def has_helpers(op) -> bool:
     """Whether `op`'s template may derive helper names `<name>_<suffix>` from its value's."""
-    return op.numpy_lines is not None
+    return op.numpy_lines is not None or op.array_api_lines is not None
 
 
 class Namer:

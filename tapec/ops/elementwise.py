@@ -107,7 +107,7 @@ def _literal_value(t):
 def elementwise(name, ufunc, sympy_fn, template, arity, kinds="fc", latex=None,
                 result_dtype=None, differentiable=True, vjp=None, scalar=None, c=None,
                 cost=FUNCTION_COST, precedence=None, numexpr=None, numexpr_precedence=None,
-                domain=None, fed_scalars=False):
+                domain=None, fed_scalars=False, array_api=None):
     """Declare an elementwise op from its ufunc and SymPy expression.
 
     The VJP is derived from `sympy_fn` unless `vjp` is given (for the few ops whose
@@ -119,7 +119,9 @@ def elementwise(name, ufunc, sympy_fn, template, arity, kinds="fc", latex=None,
     `numexpr_precedence` are the facets fusion prints and costs the op by (see `Op`):
     a call costs FUNCTION_COST unless it says otherwise. `domain`, one tuple of
     intervals per input, is where tests draw its arguments (default (-1.5, 1.5)).
-    `fed_scalars`: see `Op.fed_scalars`."""
+    `fed_scalars`: see `Op.fed_scalars`. `array_api`, a format string like `template`,
+    is its spelling in the array-API form (codegen/array_api.py) where `template`, read
+    with `xp` for `np`, is not the standard."""
     if vjp is None and differentiable and sympy_fn is not None:
         vjp = _vjp_from_sympy(name)
     op = declare(Op(
@@ -128,6 +130,7 @@ def elementwise(name, ufunc, sympy_fn, template, arity, kinds="fc", latex=None,
         infer=_result_infer(name, kinds, result_dtype),
         vjp=vjp,
         numpy=lambda args, node: template.format(*args),
+        array_api=None if array_api is None else lambda args, node: array_api.format(*args),
         scalar=(lambda args, node: scalar.format(*args)) if isinstance(scalar, str)
         else scalar,
         c=fast.c_format(c) if isinstance(c, str) else c,
@@ -182,6 +185,7 @@ def _function(name, ufunc, sympy_fn, latex_head, **kwargs):
     the ufunc's name, its LaTeX `latex_head` applied to the argument."""
     call = ufunc.__name__ + "({0})"
     return elementwise(name, ufunc, sympy_fn, "np." + call, 1, precedence=ATOM, numexpr=call,
+                       array_api=f"xp.{name}({{0}})",
                        latex=latex_head + r"\left({0}\right)", **kwargs)
 
 
@@ -239,17 +243,21 @@ def _sigmoid_impl(x):
 SIGMOID = elementwise("sigmoid", _sigmoid_impl, lambda x: 1 / (1 + _sp().exp(-x)),
                       "np.exp(np.minimum({0}, 0)) / (1 + np.exp(-np.abs({0})))", 1,
                       vjp=lambda g, out, x: (g * (out * (1 - out)),), precedence=PRODUCT,
+                      array_api="xp.exp(xp.minimum({0}, xp.zeros_like({0}))) / "
+                                "(1 + xp.exp(-xp.abs({0})))",
                       latex=r"\sigma\left({0}\right)")
 # softplus = log(1 + e^x) = logaddexp(0, x); its derivative is sigmoid, without overflow.
 SOFTPLUS = elementwise("softplus", lambda x: np.logaddexp(0, x),
                        lambda x: _sp().log(1 + _sp().exp(x)), "np.logaddexp(0, {0})", 1,
                        vjp=lambda g, out, x: (g * sigmoid(x),), precedence=ATOM,
+                       array_api="xp.logaddexp(xp.zeros_like({0}), {0})",
                        latex=r"\operatorname{{softplus}}\left({0}\right)")
 # relu' is 1 where x > 0 and 0 elsewhere (0 at the kink, as TensorFlow).
 RELU = elementwise("relu", lambda x: np.maximum(x, 0), lambda x: _sp().Max(x, 0),
                    "np.maximum({0}, 0)", 1, kinds="fiu",
                    vjp=lambda g, out, x: (where(greater(x, 0), g, 0),), scalar=fast.relu, c=fast.in_c(fast.relu),
                    cost=1, precedence=ATOM, numexpr="maximum({0}, 0)",
+                   array_api="xp.maximum({0}, xp.zeros_like({0}))",
                    latex=r"\operatorname{{relu}}\left({0}\right)", domain=(AWAY_FROM_ZERO,))
 # floor and round are piecewise constant: no gradient (None), as TensorFlow.
 FLOOR = elementwise("floor", np.floor, None, "np.floor({0})", 1, differentiable=False,

@@ -35,3 +35,27 @@ def is_exact_float(p: int, q: int) -> bool:
     and a numerator of at most 53 bits. SymPy holds the literal 0.3 as
     5404319552844595 / 2**54; such a fraction is printed as the one float it is."""
     return q & (q - 1) == 0 and abs(p) < 2 ** 53 and q <= 2 ** 1074
+
+
+# --- the same in the array-API form of generated code (codegen/array_api.py) -------------
+
+def xp_dtype(dtype) -> str:
+    """`xp.float32`, `xp.int64`, `xp.bool`: a dtype in the standard's namespace."""
+    return "xp." + np.dtype(dtype).name
+
+
+def xp_literal(value, dtype) -> str:
+    """A Python number exact in `dtype`, as source (`xp.inf`, `xp.nan` for those)."""
+    text = python_literal(np.asarray(value, dtype=dtype))
+    return text.replace("np.inf", "xp.inf").replace("np.nan", "xp.nan")
+
+
+def xp_scalar(value, dtype) -> str:
+    """A 0-d array of `dtype` on the arguments' device (`device`), as source."""
+    return f"xp.asarray({xp_literal(value, dtype)}, dtype={xp_dtype(dtype)}, device=device)"
+
+
+def xp_full(shape, value, dtype) -> str:
+    """An array of `shape` filled with `value`, on the arguments' device, as source."""
+    return (f"xp.full({tuple(shape)}, {xp_literal(value, dtype)}, dtype={xp_dtype(dtype)}, "
+            "device=device)")

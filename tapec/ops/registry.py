@@ -11,6 +11,9 @@ An op declares, in one place:
     in `batched` (and on the result), again written with public ops;
   * `numpy(args, node)`: the NumPy expression for generated code (or `numpy_lines`
     for ops that need statements);
+  * `array_api(args, node)` (or `array_api_lines(out, args, node)`): the same in the
+    array-API form of generated code (codegen/array_api.py), where the NumPy template
+    is not already standard under the name `xp`;
   * `scalar(args, node)`: optionally, the same on Python floats with `math`, for the
     fast path of 0-d float64 graphs; `c(args, node)`, the same in C for that path's
     native tier (codegen/native.py);
@@ -67,6 +70,8 @@ class Op:
     batch: Callable | None = None
     numpy: Callable | None = None
     numpy_lines: Callable | None = None
+    array_api: Callable | None = None        # the array-API form: codegen/array_api.py
+    array_api_lines: Callable | None = None
     scalar: Callable | None = None
     c: Callable | None = None                # 0-d float64 in C: codegen/native.py
     latex: str | None = None

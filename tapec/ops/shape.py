@@ -17,7 +17,7 @@ import numpy as np
 from ..dtypes import as_numpy_dtype
 from ..namespaces.errors import invalid_argument
 from ..tensor import shape_arg
-from .literals import python_literal
+from .literals import python_literal, xp_dtype, xp_full, xp_scalar
 from .scalar_forms import c_argument, c_literal
 from .registry import REGISTRY, Op, apply, declare, to_tensors
 
@@ -72,6 +72,7 @@ CONSTANT = declare(Op(
     scalar=lambda args, node: _printed(np.asarray(node.attrs["value"],
                                                   dtype=node.attrs["dtype"])),
     c=lambda args, node: c_literal(node.attrs["value"], node.attrs["dtype"]),
+    array_api=lambda args, node: xp_scalar(node.attrs["value"], node.attrs["dtype"]),
     latex=r"\operatorname{{constant}}", differentiable=False))
 
 FILL = declare(Op(
@@ -86,6 +87,9 @@ FILL = declare(Op(
                                if node.shape == () else None),
     c=lambda args, node: (c_literal(node.attrs["value"], node.dtype) if node.shape == ()
                           else None),
+    array_api=lambda args, node: (xp_scalar(node.attrs["value"], node.dtype)
+                                  if node.shape == () else
+                                  xp_full(node.shape, node.attrs["value"], node.dtype)),
     latex="\\operatorname{{fill}}", differentiable=False))
 
 
@@ -147,6 +151,11 @@ RANGE = declare(Op(
     numpy=lambda args, node: (
         "np.arange({start!r}, {limit!r}, {delta!r})".format(**node.attrs)
         + f".astype({_dtype_name(node.dtype)})"),
+    # counted in the Python numbers' own type (float64 or int64), as NumPy, then cast
+    array_api=lambda args, node: (
+        "xp.astype(xp.arange({start!r}, {limit!r}, {delta!r}, ".format(**node.attrs)
+        + f"dtype=xp.{'float64' if isinstance(node.attrs['start'], float) else 'int64'}, "
+        f"device=device), {xp_dtype(node.dtype)})"),
     latex="\\operatorname{{range}}", differentiable=False))
 
 
@@ -180,6 +189,8 @@ EYE = declare(Op(
     numpy=lambda args, node: "np.eye({n}{cols}, dtype={dtype})".format(
         n=node.attrs["n"], cols="" if node.attrs["m"] == node.attrs["n"]
         else f", {node.attrs['m']}", dtype=_dtype_name(node.dtype)),
+    array_api=lambda args, node: (f"xp.eye({node.attrs['n']}, {node.attrs['m']}, "
+                                  f"dtype={xp_dtype(node.dtype)}, device=device)"),
     latex="I", differentiable=False))
 
 
@@ -229,6 +240,8 @@ SHAPE = declare(Op(
     name="shape", impl=lambda x, out_type: np.array(x.shape, dtype=out_type),
     infer=_shape_infer, differentiable=False,
     numpy=lambda args, node: f"np.array(np.shape({args[0]}), dtype=np.{node.dtype.name})",
+    array_api=lambda args, node: (f"xp.asarray({args[0]}.shape, dtype={xp_dtype(node.dtype)}, "
+                                  "device=device)"),
     latex=r"\operatorname{{shape}}\left({0}\right)"))
 
 
@@ -266,7 +279,9 @@ CAST = declare(Op(
     infer=lambda x, dtype: (x._shape, np.dtype(dtype)),
     vjp=_cast_vjp,
     batch=lambda args, batched, size, dtype: apply(CAST, args[0], dtype=dtype),
-    numpy=lambda args, node: f"{args[0]}.astype({_dtype_name(node.dtype)})", latex="{0}"))
+    numpy=lambda args, node: f"{args[0]}.astype({_dtype_name(node.dtype)})",
+    array_api=lambda args, node: f"xp.astype({args[0]}, {xp_dtype(node.dtype)})",
+    latex="{0}"))
 
 
 def cast(x, dtype, name=None):
@@ -339,6 +354,7 @@ TRANSPOSE = declare(Op(
                                                   perm=(0,) + tuple(p + 1 for p in perm)),
     numpy=lambda args, node: (f"{args[0]}.T" if node.attrs["perm"] == (1, 0)
                               else f"np.transpose({args[0]}, {node.attrs['perm']})"),
+    array_api=lambda args, node: f"xp.permute_dims({args[0]}, {node.attrs['perm']})",
     latex="{0}^{{T}}"))
 
 
@@ -444,11 +460,25 @@ def _sum_to_source(args, node):
     return summed if remaining == node.shape else f"{summed}.reshape({node.shape})"
 
 
+def _sum_to_array_api(args, node):
+    from_shape = node.inputs[0].shape
+    axes = _sum_to_axes(from_shape, node.shape)
+    summed = f"xp.sum({args[0]}, axis={axes}{_sum_dtype(node.dtype)})"
+    remaining = tuple(size for i, size in enumerate(from_shape) if i not in axes)
+    return summed if remaining == node.shape else f"xp.reshape({summed}, {node.shape})"
+
+
+def _sum_dtype(dtype) -> str:
+    """The `dtype=` of an array-API sum: the standard sums integers in the default
+    integer dtype (int64), where tapec keeps the input's, as TensorFlow."""
+    return "" if np.dtype(dtype).kind in "fc" else f", dtype={xp_dtype(dtype)}"
+
+
 SUM_TO = declare(Op(
     name="sum_to", impl=_sum_to_impl, infer=_sum_to_infer,
     vjp=lambda g, out, x, shape: (broadcast_to(g, x._shape),),
     batch=lambda args, batched, size, shape: _batched_sum_to(args[0], size, shape),
-    numpy=_sum_to_source, latex=r"\operatorname{{sum\_to}}\left({0}\right)"))
+    numpy=_sum_to_source, array_api=_sum_to_array_api, latex=r"\operatorname{{sum\_to}}\left({0}\right)"))
 
 
 def _batched_sum_to(x, size, shape):
@@ -517,6 +547,8 @@ CONCAT = declare(Op(
                   for a, flag in zip(args, batched)), axis=axis + 1),
     numpy=lambda args, node: f"np.concatenate(({''.join(a + ', ' for a in args)}), "
                              f"axis={node.attrs['axis']})",
+    array_api=lambda args, node: f"xp.concat(({''.join(a + ', ' for a in args)}), "
+                                 f"axis={node.attrs['axis']})",
     latex="\\operatorname{{concat}}({0}, \\ldots)"))
 
 

@@ -17,7 +17,7 @@ from ..autodiff.jacobian import jacobian_rows, seed_node
 from ..autodiff.reverse import gradient_nodes
 from .calls import identifier, value_of
 from ..codegen.cache import CACHE
-from ..codegen.compiled import CODEGEN_VERSION, Compiled
+from ..codegen.compiled import CODEGEN_VERSION, IR, Compiled
 from ..codegen.emit import compile_function, emit, no_collections
 from ..ir.nodes import Builder, structure_key
 from ..ir.lower import is_structure, lower as lower_recording
@@ -79,6 +79,36 @@ class Trace:
         if self.single:
             return outputs[0]
         return nest.pack_sequence_as(self.structure, outputs)
+
+    def run_in(self, xp, leaves, device=None):
+        """The outputs computed by the program's array-API form in the namespace `xp`
+        (`Compiled.array_api`), as `xp` arrays packed like `run`'s; `device` defaults
+        to the first argument's. Arguments that are NumPy arrays, captured values and
+        Variables' values are moved to `xp` on that device. A program that writes
+        Variables or prints runs in NumPy only (`run`), and one with an op the standard
+        cannot spell raises array_api.NoArrayApiForm."""
+        if self.written or self.prints:
+            raise TypeError("a tapec.function that assigns Variables or prints runs on "
+                            "NumPy arrays only")
+        form = self.entry.array_api()
+        values = []
+        for kind, k in self.feeds:
+            if kind == "arg":
+                a = leaves[k]
+                values.append(a._value if type(a) is Tensor and a._value is not None
+                              else a)
+            elif kind == "variable":
+                values.append(self.variables[k]._value)
+            elif kind == "captured":
+                values.append(self.captured[k])
+            else:
+                raise TypeError("a tapec.function that draws random numbers runs on "
+                                "NumPy arrays only")
+        result = form(xp, *values, device=device)
+        outputs = result[self.n_guards:self.n_guards + len(self.dtypes)]
+        if self.single:
+            return outputs[0]
+        return nest.pack_sequence_as(self.structure, list(outputs))
 
 
 def _print_all(prints, values, as_tensor):
@@ -356,7 +386,10 @@ def compile_program(program, final=False) -> Trace:
         source, keys = emit(guards + simplified, program.feeds, "function", title,
                             arg_names)
         make = Compiled.provisional if last_stats.get("fusion deferred") else Compiled
-        return make(compile_function(source, "function"), source, tuple(keys), title)
+        # the IR stays with the entry (the program's builder holds its nodes anyway), for
+        # the array-API form (`Compiled.array_api`)
+        ir = IR(guards + simplified, program.feeds, "function", arg_names)
+        return make(compile_function(source, "function"), source, tuple(keys), title, ir=ir)
     with no_collections():        # everything built here stays alive until it ends
         # A retrace that builds the same graph (a new Python float fed as a captured
         # value, a new Python object argument) finds the program compiled before.

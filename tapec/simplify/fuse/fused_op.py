@@ -15,8 +15,10 @@ import math
 import numpy as np
 
 from ...codegen import blocks
+from ...codegen.array_api import elementwise_template
 from ...ops import sympy_rules
-from ...ops.registry import REGISTRY, Op, declare
+from ...ops.literals import xp_dtype
+from ...ops.registry import ATOM, REGISTRY, Op, declare
 from .kernel_printer import print_kernel
 from .numexpr_printer import print_numexpr, use_numexpr
 from .numpy_printer import NumpyStyle, finish, print_program
@@ -65,8 +67,48 @@ def _blocked_lines(program, args, out, shapes, node):
             f"{tuple(node.shape)}, np.{np.dtype(node.dtype).name}, scratch={slots})"]
 
 
+class ArrayApiStyle:
+    """How operands and calls print in the array-API form (codegen/array_api.py): a call
+    with its op's `array_api` spelling (its NumPy template where that is the standard);
+    a literal as a 0-d array of the node's dtype on the arguments' device, since the
+    standard's functions take arrays (operators take Python numbers, functions do not)."""
+
+    def __init__(self, args, dtype):
+        self.args, self.dtype = args, xp_dtype(dtype)
+
+    def operand(self, o):
+        if o[0] == "in":
+            return self.args[o[1]], ATOM
+        text = o[1].replace("np.", "xp.")
+        return f"xp.asarray({text}, dtype={self.dtype}, device=device)", ATOM
+
+    @staticmethod
+    def spelling(call):
+        template = trig.ARRAY_API.get(call.name)
+        if template is not None:
+            return template, None
+        return elementwise_template(REGISTRY[call.name]), call.precedence
+
+    @staticmethod
+    def copy(text):
+        return f"xp.asarray({text}, copy=True)"
+
+
+def _array_api_lines(out, args, node):
+    """The fused program as whole-array statements of the array-API standard."""
+    program = (node.attrs["code"], node.attrs["result"])
+    lines = print_program(program, ArrayApiStyle(args, node.dtype), out)
+    used = [node.inputs[k].shape for k in sorted(used_inputs(program))]
+    if used and np.broadcast_shapes(*used) == tuple(node.shape) or \
+            not used and tuple(node.shape) == ():
+        return lines
+    return lines + [f"{out} = xp.broadcast_to(xp.asarray({out}, dtype={xp_dtype(node.dtype)}, "
+                    f"device=device), {tuple(node.shape)})"]
+
+
 FUSED = declare(Op(
     name="fused", impl=None, infer=_infer, numpy_lines=_numpy_lines,
+    array_api_lines=_array_api_lines,
     differentiable=False, fusion=True,
     latex=r"\operatorname{{fused}}\left({0}, \ldots\right)"))
 

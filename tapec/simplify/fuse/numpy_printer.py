@@ -38,6 +38,11 @@ class NumpyStyle:
         """(template, precedence) a call prints with."""
         return call.template, call.precedence
 
+    @staticmethod
+    def copy(text):
+        """A new array holding the value of `text`, as an op's result is."""
+        return f"np.array({text}, copy=True)"
+
 
 def repeats(template, k) -> bool:
     """Whether `template` reads its argument `k` more than once."""
@@ -98,7 +103,7 @@ def print_program(program, style, out):
             texts[j] = (text, p)
     final, _ = text_of(result)
     if result[0] != "v":                 # a bare input: copy, as an op would have
-        final = f"np.array({final}, copy=True)"
+        final = style.copy(final)
     lines.append(f"{out} = {final}")
     return lines
 

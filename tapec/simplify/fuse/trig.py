@@ -57,6 +57,12 @@ def _calls() -> dict:
         tan.name, tan.template, None, tan_cost, tan.precedence, None)}
 
 
+# The same calls in the array-API form of generated code (fused_op.py), where the
+# tangent's speed is no reason: the function itself, of the operand it is the function of.
+ARRAY_API = {COS_FROM_SIN: "xp.cos({1})", SIN_FROM_COS: "xp.sin({1})",
+             SIN_FROM_HALF_TAN: "xp.sin({0})"}
+
+
 def sympy_form(call, args):
     """The SymPy expression of a call this module made (for `fused_expression`), or None."""
     sp = sympy_rules.sympy()
