@@ -135,7 +135,7 @@ def assert_standalone(source):
     assert all("tapec" not in line for line in source.splitlines()[1:])
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
-            assert {a.name for a in node.names} <= {"numpy", "math"}
+            assert {a.name for a in node.names} <= {"numpy", "math", "array_api_compat"}
         assert not isinstance(node, ast.ImportFrom)
 
 

@@ -28,9 +28,10 @@ def checks(module) -> list:
             module.need("_fixed")
             lines.append(f"    _fixed({param!r}, {param}, {number_source(arg)})")
         else:
-            module.need("_checked")
+            module.need("_checked_in" if module.array_api else "_checked")
             lines.append(f"    {param} = _checked({param!r}, {param}, "
-                         f"{declared_shape(module, k)}, {np.dtype(arg_dtype(arg)).name!r})")
+                         f"{declared_shape(module, k)}, {np.dtype(arg_dtype(arg)).name!r}" +
+                         (", xp, device)" if module.array_api else ")"))
     for k, dims in enumerate(module.groups):
         if len(dims) == 1:
             ((a, axis),) = dims
@@ -100,10 +101,18 @@ def docstring(module, sizes=None) -> str:
         for name in module.constants:
             what, value = module.constant_info[name]
             parts.append(f"    {name}: {what}, {value.dtype.name} {value.shape}")
-    needs = "NumPy and the standard library's math (for erf)" if any(
-        n.op.name == "erf" for n in topological_order(
-            [n for nodes, _ in module.kinds.values() for n in nodes])) else "NumPy only"
-    parts += ["", f"Requires {needs}."]
+    if module.array_api:
+        parts += ["", *textwrap.wrap(
+            "Runs on the arrays it is given: NumPy, or any namespace of the array-API "
+            "standard (Dask, JAX, PyTorch, CuPy, array-api-strict; through "
+            "array-api-compat where it is installed), on the arguments' device; results "
+            "are arrays of that namespace. Requires NumPy.", WIDTH - 4)]
+    else:
+        needs = "NumPy and the standard library's math (for erf)" if any(
+            n.op.name == "erf" for n in topological_order(
+                [n for nodes, _ in module.kinds.values() for n in nodes])) else "NumPy only"
+        parts += ["", f"Requires {needs} (an op of the function has no array-API form: "
+                      "NumPy arrays only)."]
     return doc_safe("\n".join(parts)) + "\n"
 
 
@@ -177,6 +186,36 @@ def _checked(name, value, shape, dtype):
             want is not None and want != got for want, got in zip(shape, array.shape)):
         raise ValueError(f"argument {name}: expected shape {shape} dtype {dtype} (the exported "
                          f"signature), got shape {array.shape} dtype {array.dtype}")
+    return array
+'''.strip().splitlines(),
+    "_namespace": r'''
+def _namespace(*args):
+    """The array namespace and device the arguments live in: NumPy's (the fast path) for
+    NumPy arrays, Python numbers and lists; else the array-API namespace of the others
+    (array-api-compat's, which also wraps PyTorch, Dask and CuPy, or their own)."""
+    arrays = [a for a in args
+              if not isinstance(a, (np.ndarray, np.generic, bool, int, float, complex, list))]
+    if not arrays:
+        return np, None
+    if array_api_compat is not None:
+        return array_api_compat.array_namespace(*arrays), array_api_compat.device(arrays[0])
+    found = {a.__array_namespace__() for a in arrays if hasattr(a, "__array_namespace__")}
+    if len(found) != 1 or not all(hasattr(a, "__array_namespace__") for a in arrays):
+        types = ", ".join(sorted({type(a).__name__ for a in arrays}))
+        raise TypeError(f"arguments of type {types} need array-api-compat to find their "
+                        "namespace (pip install array-api-compat), or pass NumPy arrays")
+    return found.pop(), getattr(arrays[0], "device", None)
+'''.strip().splitlines(),
+    "_checked_in": r'''
+def _checked(name, value, shape, dtype, xp, device):
+    """`value` as an array of `xp`, if it has the shape and dtype this module was exported for
+    (None: any size)."""
+    array = xp.asarray(value, device=device) if xp is not np or not isinstance(
+        value, np.ndarray) else value
+    if array.ndim != len(shape) or array.dtype != getattr(xp, dtype) or any(
+            want is not None and want != got for want, got in zip(shape, array.shape)):
+        raise ValueError(f"argument {name}: expected shape {shape} dtype {dtype} (the exported "
+                         f"signature), got shape {tuple(array.shape)} dtype {array.dtype}")
     return array
 '''.strip().splitlines(),
     "_same_size": r'''
