@@ -193,8 +193,7 @@ def _namespace(*args):
     """The array namespace and device the arguments live in: NumPy's (the fast path) for
     NumPy arrays, Python numbers and lists; else the array-API namespace of the others
     (array-api-compat's, which also wraps PyTorch, Dask and CuPy, or their own)."""
-    arrays = [a for a in args
-              if not isinstance(a, (np.ndarray, np.generic, bool, int, float, complex, list))]
+    arrays = [a for a in args if not isinstance(a, _NUMPY_INPUTS)]
     if not arrays:
         return np, None
     if array_api_compat is not None:
@@ -205,15 +204,18 @@ def _namespace(*args):
         raise TypeError(f"arguments of type {types} need array-api-compat to find their "
                         "namespace (pip install array-api-compat), or pass NumPy arrays")
     return found.pop(), getattr(arrays[0], "device", None)
+
+
+_NUMPY_INPUTS = (np.ndarray, np.generic, bool, int, float, complex, list)
 '''.strip().splitlines(),
     "_checked_in": r'''
 def _checked(name, value, shape, dtype, xp, device):
     """`value` as an array of `xp`, if it has the shape and dtype this module was exported for
     (None: any size)."""
-    array = xp.asarray(value, device=device) if xp is not np or not isinstance(
-        value, np.ndarray) else value
-    if array.ndim != len(shape) or array.dtype != getattr(xp, dtype) or any(
-            want is not None and want != got for want, got in zip(shape, array.shape)):
+    array = value if xp is np and type(value) is np.ndarray else xp.asarray(value, device=device)
+    if array.dtype != getattr(xp, dtype) or (tuple(array.shape) != shape and (
+            array.ndim != len(shape) or any(want is not None and want != got
+                                            for want, got in zip(shape, array.shape)))):
         raise ValueError(f"argument {name}: expected shape {shape} dtype {dtype} (the exported "
                          f"signature), got shape {tuple(array.shape)} dtype {array.dtype}")
     return array
