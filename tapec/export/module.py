@@ -39,7 +39,7 @@ import numpy as np
 from .._version import __version__
 from ..autodiff.reverse import gradient_nodes
 from ..codegen.array_api import ARRAY_API, NoArrayApiForm, helpers
-from ..codegen.emit import CodegenError, statements
+from ..codegen.emit import NUMPY, CodegenError, statements
 from ..function import Function, _plain, lower
 from ..tracing.calls import Call, signature, value_of
 from ..tracing.program import lower_trace
@@ -426,7 +426,9 @@ class _Module:
         if value in self.low.feeds or not value.inputs:
             what = args[0]
         else:
-            what = f"{value.op.name}({', '.join(names[i] for i in value.inputs)})"
+            # a constant as its NumPy literal: `0.0`, not the array-API form's xp.asarray
+            what = f"{value.op.name}(" + ", ".join(
+                NUMPY.constant(i) if i.op is CONSTANT else names[i] for i in value.inputs) + ")"
         what = what if len(what) <= 60 else what[:57] + "..."   # tapec's names: no escaping
         return [f"if {test}:",
                 "    raise ValueError(\"input outside the traced branch: \"",
