@@ -126,3 +126,97 @@ def test_the_standard_check_names_what_is_outside(text, problem):
 def test_standard_templates_pass_the_check():
     assert standard.check("xp.sum(xp.permute_dims(a0, (1, 0)), axis=(0,), keepdims=True)",
                           ("a0",)) is None
+
+
+# --- every op of the gradient test table, and random programs ---------------------------
+
+def _forms_agree(f, arrays):
+    """Run value_and_grad of `f` in NumPy and under array-api-strict and compare; a
+    program with an op listed in NO_FORM must raise NoArrayApiForm naming it."""
+    function = tf.value_and_grad(f, argnums=tuple(range(len(arrays))))
+    expected, trace = _trace(function, *arrays)
+    ops = {n.op.name for n in _nodes(trace.entry.ir)}
+    try:
+        got = _run_strict(trace, arrays)
+    except array_api.NoArrayApiForm as error:
+        missing = {name for name in ops if f"op {name!r} has no array-API form" in str(error)}
+        assert missing <= NO_FORM, str(error)
+        return
+    _assert_close(expected, got)
+
+
+def _nodes(ir):
+    from tapec.ir.nodes import topological_order
+    return topological_order([o for o in ir.outputs if o is not None], leaves=ir.feeds)
+
+
+# Ops whose programs raise NoArrayApiForm, by design (docs/array_api.md).
+NO_FORM = {"erf", "guard", "argpartition", "eig", "delta_einsum", "random",
+           "custom_gradient_call"}
+
+
+def _op_cases():
+    from test_op_gradients import CASES
+    return CASES
+
+
+@pytest.mark.parametrize("case", _op_cases(), ids=lambda c: c.name)
+def test_every_op_case_matches_numpy(case):
+    from test_op_gradients import _inputs as case_inputs
+    arrays = case_inputs(case)
+    weights = np.random.default_rng(5).normal(size=np.shape(case.fn(*arrays)))
+
+    def f(*xs):
+        return tf.reduce_sum(case.fn(*xs) * weights)
+    _forms_agree(f, arrays)
+
+
+@settings(max_examples=25, deadline=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(programs())
+def test_random_programs_match_numpy(program):
+    arrays = program.inputs(0)
+    _forms_agree(program.f, arrays)
+
+
+# Ops printed from their NumPy template (standard under `xp`): the attributes and the
+# argument count of a node to check it on.
+FROM_NUMPY = {"reshape": ({"shape": (2, 3)}, 1), "broadcast_to": ({"shape": (2, 3)}, 1),
+              "tile": ({"multiples": (2, 1)}, 1), "svd_u": ({"full_matrices": False}, 1),
+              "matmul": ({}, 2), "matrix_solve": ({}, 2),
+              "custom_gradient_result": ({"index": 0}, 1)}
+FROM_NUMPY.update({name: ({}, 1) for name in (
+    "read_variable", "identity", "stop_gradient", "matrix_inverse", "matrix_determinant",
+    "log_abs_determinant", "determinant_sign", "cholesky")})
+
+
+def test_every_registered_op_has_a_form_or_is_listed_without_one():
+    """Each op has an array-API facet (exercised by the cases above), or prints from a
+    NumPy template that `standard.check` accepts under `xp`, or is listed in NO_FORM,
+    whose programs raise NoArrayApiForm (tested above for erf)."""
+    from tapec.ir.nodes import Node
+    for name, op in REGISTRY.items():
+        if name in NO_FORM or name in ("placeholder", "custom_gradient") or \
+                op.array_api is not None or op.array_api_lines is not None:
+            continue
+        if op.arity is not None:            # elementwise: the template over placeholders
+            attrs, count = {}, op.arity
+        else:
+            assert name in FROM_NUMPY, f"op {name!r}: no array-API form, and not listed"
+            attrs, count = FROM_NUMPY[name]
+        arguments = tuple(f"a{k}" for k in range(count))
+        node = Node(op, (), attrs, (), np.dtype(np.float64))
+        text = array_api.ARRAY_API.expression(node, list(arguments))
+        assert standard.check(text, arguments) is None, (name, text)
+
+
+@pytest.mark.parametrize("name", ["erf", "argpartition", "eig"])
+def test_ops_listed_without_a_form_raise_naming_the_op(name):
+    from tapec.ir.nodes import Node
+    op = REGISTRY[name]
+    attrs = {"argpartition": {"kth": (1,), "axis": 0, "output_type": "<i8"}}.get(name, {})
+    node = Node(op, (), attrs, (), np.dtype(np.float64))
+    with pytest.raises(array_api.NoArrayApiForm, match=f"op {name!r} has no array-API form"):
+        if op.array_api_lines is not None:
+            array_api.ARRAY_API.lines(node, "v", ["a0"])
+        array_api.ARRAY_API.expression(node, ["a0"])

@@ -69,6 +69,24 @@ def _band_source(args, node):
     return text
 
 
+def _band_array_api(args, node):
+    text = args[0]
+    if node.attrs["num_lower"] >= 0:
+        text = f"xp.triu({text}, k={-node.attrs['num_lower']})"
+    if node.attrs["num_upper"] >= 0:
+        text = f"xp.tril({text}, k={node.attrs['num_upper']})"
+    return text
+
+
+def _triangle_array_api(x, lower):
+    """The symmetric matrix of `x`'s lower (or upper) triangle, as source: the
+    standard's eigh does not say which triangle it reads (JAX averages both), NumPy's
+    and TensorFlow's read one."""
+    if lower:
+        return f"xp.tril({x}) + xp.matrix_transpose(xp.tril({x}, k=-1))"
+    return f"xp.triu({x}) + xp.matrix_transpose(xp.triu({x}, k=1))"
+
+
 def _band_infer(x, num_lower, num_upper):
     if len(x._shape) < 2:
         raise ValueError(f"band_part: expects a matrix or a batch of them, shape [..., M, N], "
@@ -83,7 +101,7 @@ MATRIX_BAND_PART = _again(declare(Op(
     infer=_band_infer,
     vjp=lambda g, out, x, num_lower, num_upper: (
         apply(MATRIX_BAND_PART, g, num_lower=num_lower, num_upper=num_upper),),
-    numpy=_band_source,
+    numpy=_band_source, array_api=_band_array_api,
     latex=r"\operatorname{{band}}\left({0}\right)")))
 
 
@@ -197,6 +215,8 @@ EIGH_VALUES = _again(declare(Op(
     infer=_square_float_infer("eigh", lambda shape: shape[:-1]),
     vjp=_eigh_values_vjp,
     numpy=lambda args, node: f"np.linalg.eigvalsh({args[0]}, {_uplo(node.attrs['lower'])!r})",
+    array_api=lambda args, node: (
+        f"xp.linalg.eigvalsh({_triangle_array_api(args[0], node.attrs['lower'])})"),
     latex=r"\lambda\left({0}\right)")))
 
 EIGH_VECTORS = _again(declare(Op(
@@ -206,6 +226,8 @@ EIGH_VECTORS = _again(declare(Op(
     infer=_square_float_infer("eigh"),
     vjp=_eigh_vectors_vjp,
     numpy=lambda args, node: f"np.linalg.eigh({args[0]}, {_uplo(node.attrs['lower'])!r})[1]",
+    array_api=lambda args, node: (
+        f"xp.linalg.eigh({_triangle_array_api(args[0], node.attrs['lower'])})[1]"),
     latex=r"V\left({0}\right)")))
 
 
@@ -381,6 +403,7 @@ SVD_VALUES = _again(declare(Op(
     infer=_svd_infer("s"),
     vjp=_svd_values_vjp,
     numpy=lambda args, node: f"np.linalg.svd({args[0]}, compute_uv=False)",
+    array_api=lambda args, node: f"xp.linalg.svdvals({args[0]})",
     latex=r"\sigma\left({0}\right)")))
 
 SVD_U = _again(declare(Op(
@@ -397,6 +420,8 @@ SVD_V = _again(declare(Op(
     infer=_svd_infer("v"),
     vjp=_svd_v_vjp,
     numpy=_svd_v_source,
+    array_api=lambda args, node: (f"xp.matrix_transpose(xp.linalg.svd({args[0]}, full_matrices="
+                                  f"{node.attrs['full_matrices']})[2])"),
     latex=r"V\left({0}\right)")))
 
 
@@ -447,6 +472,8 @@ PINV = _again(declare(Op(
     infer=_pinv_infer,
     vjp=_pinv_vjp,
     numpy=lambda args, node: f"np.linalg.pinv({args[0]}, rcond={node.attrs['rcond']!r})",
+    # NumPy's rcond is the standard's rtol: relative to the largest singular value
+    array_api=lambda args, node: f"xp.linalg.pinv({args[0]}, rtol={node.attrs['rcond']!r})",
     latex="{0}^{{+}}")))
 
 

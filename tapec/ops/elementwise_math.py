@@ -31,14 +31,17 @@ LOG10 = _function("log10", np.log10, lambda x: _sp().log(x) / _sp().log(10), r"\
                   domain=(POSITIVE,))
 # exp2' = out * log(2), from SymPy; numexpr has no exp2.
 EXP2 = elementwise("exp2", np.exp2, lambda x: 2 ** x, "np.exp2({0})", 1, precedence=ATOM,
+                   array_api="xp.pow(xp.full_like({0}, 2), {0})",
                    latex="2^{{{0}}}")
 # Degrees <-> radians: multiplications by pi/180 and 180/pi (NumPy's constants).
 DEG2RAD = elementwise("deg2rad", np.deg2rad, lambda x: x * _sp().pi / 180,
                       "np.deg2rad({0})", 1, kinds="f", precedence=ATOM,
+                      array_api=f"({{0}} * {math.pi / 180!r})",
                       vjp=lambda g, out, x: (g * (np.pi / 180),),
                       latex=r"\operatorname{{deg2rad}}\left({0}\right)")
 RAD2DEG = elementwise("rad2deg", np.rad2deg, lambda x: x * 180 / _sp().pi,
                       "np.rad2deg({0})", 1, kinds="f", precedence=ATOM,
+                      array_api=f"({{0}} * {180 / math.pi!r})",
                       vjp=lambda g, out, x: (g * (180 / np.pi),),
                       latex=r"\operatorname{{rad2deg}}\left({0}\right)")
 # ceil is piecewise constant: no gradient (None from a tape, as TensorFlow's Ceil and
@@ -73,7 +76,10 @@ FLOORMOD = elementwise("floormod", np.remainder, lambda x, y: _sp().Mod(x, y),
                        latex=r"\operatorname{{mod}}\left({0}, {1}\right)",
                        domain=(_QUOTIENT_ONE, _DIVISOR))
 # C's fmod: the sign of the dividend (TensorFlow's truncatemod).
+# fmod from the standard's floor remainder: of the magnitudes, where both are exact, with
+# the sign of the dividend (its zero's too).
 TRUNCATEMOD = elementwise("truncatemod", np.fmod, None, "np.fmod({0}, {1})", 2, kinds="fiu",
+                          array_api="(xp.remainder(xp.abs({0}), xp.abs({1})) * xp.sign({0}))",
                           vjp=lambda g, out, x, y: _truncatemod_vjp(g, out, x, y),
                           precedence=ATOM,
                           latex=r"\operatorname{{fmod}}\left({0}, {1}\right)",
@@ -81,6 +87,7 @@ TRUNCATEMOD = elementwise("truncatemod", np.fmod, None, "np.fmod({0}, {1})", 2, 
 
 ATAN2 = elementwise("atan2", np.arctan2, lambda y, x: _sp().atan2(y, x),
                     "np.arctan2({0}, {1})", 2, kinds="f", precedence=ATOM,
+                    array_api="xp.atan2({0}, {1})",
                     numexpr="arctan2({0}, {1})",
                     latex=r"\operatorname{{atan2}}\left({0}, {1}\right)",
                     domain=(AWAY_FROM_ZERO, AWAY_FROM_ZERO))
@@ -112,6 +119,8 @@ _LN2 = math.log(2)
 LOGADDEXP2 = elementwise("logaddexp2", np.logaddexp2,
                          lambda x, y: _sp().log(2 ** x + 2 ** y) / _sp().log(2),
                          "np.logaddexp2({0}, {1})", 2, kinds="f",
+                         array_api=f"(xp.logaddexp({{0}} * {_LN2!r}, {{1}} * {_LN2!r}) / "
+                                   f"{_LN2!r})",
                          vjp=lambda g, out, x, y: (g * sigmoid((x - y) * _LN2),
                                                    g * sigmoid((y - x) * _LN2)),
                          precedence=ATOM,
@@ -141,6 +150,10 @@ def _sinc_vjp(g, out, x):
 
 # NumPy's normalized sinc, sin(pi x) / (pi x), 1 at 0.
 SINC = elementwise("sinc", np.sinc, lambda x: _sp().sinc(_sp().pi * x), "np.sinc({0})", 1,
+                   # NumPy's: y = pi * x, with 1e-20 for x where x == 0; sin(y) / y
+                   array_api="(xp.sin(xp.pi * xp.where({0} == 0, xp.full_like({0}, 1e-20), "
+                             "{0})) / (xp.pi * xp.where({0} == 0, xp.full_like({0}, 1e-20), "
+                             "{0})))",
                    kinds="f", vjp=lambda g, out, x: _sinc_vjp(g, out, x), precedence=ATOM,
                    latex=r"\operatorname{{sinc}}\left({0}\right)", domain=(((-2.5, 2.5),),))
 

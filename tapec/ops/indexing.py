@@ -24,6 +24,7 @@ import math
 import numpy as np
 
 from ..tensor import _used
+from .literals import xp_dtype
 from .registry import Op, apply, declare, to_tensors
 from .shape import _dtype_name, _int_arg, broadcast_to, cast, reshape, transpose
 
@@ -213,11 +214,89 @@ def _getitem_batch(args, batched, size, index):
     return _move_axis(out, lead, 0) if lead else out
 
 
+# --- the array-API form: basic indices as they are, the others through flat positions ---
+# The 2023.12 standard indexes with ints, slices, None and Ellipsis only. An index with
+# integer arrays or masks is static (structure), so the flat positions it selects are
+# computed once, here, and the code takes them; up to FLAT_LIMIT of them (they are written
+# into the source), and a scatter through them up to ONE_HOT_LIMIT one-hot entries.
+FLAT_LIMIT = 1 << 16
+ONE_HOT_LIMIT = 1 << 24
+
+
+def _is_basic(spec) -> bool:
+    return all(item[0] in ("slice", "int", "newaxis", "ellipsis") for item in spec)
+
+
+def _flat_positions(spec, shape):
+    """The flat positions of `shape` that the index `spec` selects, in result order."""
+    return np.arange(math.prod(shape)).reshape(shape)[index_from_spec(spec)].ravel()
+
+
+def _positions_source(positions) -> str:
+    return f"xp.asarray({positions.tolist()}, dtype=xp.int64, device=device)"
+
+
+def _getitem_array_api(args, node):
+    spec, shape = node.attrs["index"], node.inputs[0].shape
+    if _is_basic(spec):          # the standard wants every axis indexed, or an Ellipsis
+        if not any(item[0] == "ellipsis" for item in spec):
+            spec = spec + (("ellipsis",),)
+        return f"{args[0]}[{index_source(spec)}]"
+    positions = _flat_positions(spec, shape)
+    if positions.size > FLAT_LIMIT:
+        return None
+    return (f"xp.reshape(xp.take(xp.reshape({args[0]}, (-1,)), {_positions_source(positions)}, "
+            f"axis=0), {node.shape})")
+
+
+def _unit_box(spec, shape):
+    """Per axis of `shape` the (start, stop) a basic index with unit steps selects, or
+    None when an index is not such a box. Ints select (i, i + 1)."""
+    items = list(spec)
+    if any(item[0] == "ellipsis" for item in items):
+        k = next(i for i, item in enumerate(items) if item[0] == "ellipsis")
+        used = sum(item[0] in ("slice", "int") for item in items)
+        items[k:k + 1] = [("slice", None, None, None)] * (len(shape) - used)
+    box = []
+    for item in items:
+        if item[0] == "newaxis":
+            continue
+        n = shape[len(box)]
+        if item[0] == "int":
+            i = item[1] % n
+            box.append((i, i + 1))
+            continue
+        start, stop, step = slice(*item[1:]).indices(n)
+        if step != 1:
+            return None
+        box.append((start, max(start, stop)))
+    box += [(0, n) for n in shape[len(box):]]
+    return box
+
+
+def _scatter_array_api(out, args, node):
+    """Zeros of the source's shape holding the cotangent where the index selected,
+    written without assignments: a box (unit steps) is padded with zeros, any other
+    index adds through its flat positions (tapec_xp_scatter_add, repeats accumulate)."""
+    spec, shape, dtype = node.attrs["index"], node.shape, xp_dtype(node.dtype)
+    box = _unit_box(spec, shape) if _is_basic(spec) else None
+    if box is not None:
+        inner = tuple(stop - start for start, stop in box)
+        pads = tuple((start, n - stop) for (start, stop), n in zip(box, shape))
+        return [f"{out} = tapec_xp_pad(xp, xp.reshape({args[0]}, {inner}), {pads}, device)"]
+    positions = _flat_positions(spec, shape)
+    if positions.size > FLAT_LIMIT or positions.size * math.prod(shape) > ONE_HOT_LIMIT:
+        return None
+    return [f"{out} = xp.reshape(tapec_xp_scatter_add(xp, xp.reshape({args[0]}, (-1,)), "
+            f"{_positions_source(positions)}, {math.prod(shape)}, 0, device), {shape})"]
+
+
 GETITEM = declare(Op(
     name="getitem", impl=lambda x, index: x[index_from_spec(index)], infer=_getitem_infer,
     vjp=lambda g, out, x, index: (apply(SCATTER, g, index=index, shape=x._shape),),
     batch=_getitem_batch,
     numpy=lambda args, node: f"{args[0]}[{index_source(node.attrs['index'])}]",
+    array_api=_getitem_array_api,
     latex="{0}[\\ldots]"))
 
 
@@ -258,7 +337,7 @@ SCATTER = declare(Op(
     name="scatter", impl=_scatter_impl,
     infer=lambda g, index, shape: (shape, g._dtype),
     vjp=lambda g, out, x, index, shape: (apply(GETITEM, g, index=index),),
-    batch=_scatter_batch, numpy_lines=_scatter_lines,
+    batch=_scatter_batch, numpy_lines=_scatter_lines, array_api_lines=_scatter_array_api,
     latex="\\operatorname{{scatter}}({0})"))
 
 
@@ -316,6 +395,12 @@ GATHER = declare(Op(
         apply(SCATTER_ADD, g, indices, shape=params._shape, axis=axis), None),
     batch=_gather_batch,
     numpy=lambda args, node: f"np.take({args[0]}, {args[1]}, axis={node.attrs['axis']})",
+    # the standard takes 1-d indices: others are flattened, and the result shaped after
+    array_api=lambda args, node: (
+        f"xp.take({args[0]}, {args[1]}, axis={node.attrs['axis']})"
+        if len(node.inputs[1].shape) == 1 else
+        f"xp.reshape(xp.take({args[0]}, xp.reshape({args[1]}, (-1,)), "
+        f"axis={node.attrs['axis']}), {node.shape})"),
     latex="{0}[{1}]"))
 
 
@@ -352,6 +437,9 @@ SCATTER_ADD = declare(Op(
     numpy_lines=lambda out, args, node: [
         f"{out} = np.zeros({node.shape}, dtype={_dtype_name(node.dtype)})",
         f"np.add.at({out}, ({'slice(None), ' * node.attrs['axis']}{args[1]},), {args[0]})"],
+    array_api=lambda args, node: (
+        f"tapec_xp_scatter_add(xp, {args[0]}, {args[1]}, {node.shape[node.attrs['axis']]}, "
+        f"{node.attrs['axis']}, device)"),
     latex="\\operatorname{{scatter\\_add}}({0}, {1})"))
 
 

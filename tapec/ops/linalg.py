@@ -20,6 +20,7 @@ import string
 import numpy as np
 
 from ..namespaces.errors import invalid_argument
+from .literals import xp_dtype
 from .registry import Op, apply, declare, to_tensors
 from .shape import broadcast_to, matrix_transpose, reshape, transpose
 
@@ -253,6 +254,8 @@ EINSUM = declare(Op(
     vjp=_einsum_vjp,
     batch=_batched_einsum,
     numpy=_einsum_source,
+    array_api=lambda args, node: (f"tapec_xp_einsum(xp, device, {node.attrs['equation']!r}, "
+                                  f"{', '.join(args)})"),
     latex=r"\operatorname{{einsum}}\left({0}, \ldots\right)"))
 
 
@@ -436,7 +439,24 @@ MATRIX_DIAG_PART = declare(Op(
                                  num_cols=x._shape[-1]),),
     batch=lambda args, batched, size: apply(MATRIX_DIAG_PART, args[0]),
     numpy=lambda args, node: f"np.diagonal({args[0]}, axis1=-2, axis2=-1)",
+    array_api=lambda args, node: f"xp.linalg.diagonal({args[0]})",
     latex=r"\operatorname{{diag\_part}}\left({0}\right)"))
+
+def _diag_array_api(out, args, node):
+    """The vector times an identity, without writing in place (zeros elsewhere, also
+    where the vector holds nan or inf, as the NumPy form's assignment)."""
+    n, rows, cols = node.inputs[0].shape[-1], node.shape[-2], node.shape[-1]
+    column = f"xp.expand_dims({args[0]}, axis=-1)"
+    placed = (f"xp.where(xp.eye({n}, dtype=xp.bool, device=device), {column}, "
+              f"xp.zeros_like({column}))")
+    lines = [f"{out} = {placed}"]
+    if (rows, cols) != (n, n):       # padded with zeros to num_rows x num_cols
+        lines += [f"{out} = xp.concat([{out}, xp.zeros({node.shape[:-2]} + ({rows - n}, {n}), "
+                  f"dtype={xp_dtype(node.dtype)}, device=device)], axis=-2)",
+                  f"{out} = xp.concat([{out}, xp.zeros({node.shape[:-2]} + ({rows}, {cols - n}), "
+                  f"dtype={xp_dtype(node.dtype)}, device=device)], axis=-1)"]
+    return lines
+
 
 MATRIX_DIAG = declare(Op(
     name="matrix_diag", short="diag",
@@ -449,6 +469,7 @@ MATRIX_DIAG = declare(Op(
         f"{out} = np.zeros({node.shape}, dtype=np.{node.dtype.name})",
         f"{out}[..., np.arange({node.inputs[0].shape[-1]}), "
         f"np.arange({node.inputs[0].shape[-1]})] = {args[0]}"],
+    array_api_lines=_diag_array_api,
     latex=r"\operatorname{{diag}}\left({0}\right)"))
 
 

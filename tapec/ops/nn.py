@@ -65,9 +65,15 @@ def _softmax_lines(out, args, node):
             f"    {out} /= np.sum({out}, axis={axis}, keepdims=True)"]
 
 
+def _softmax_array_api(out, args, node):
+    x, axis = args[0], node.attrs["axis"]
+    return [f"{out} = xp.exp({x} - xp.max({x}, axis={axis}, keepdims=True))",
+            f"{out} = {out} / xp.sum({out}, axis={axis}, keepdims=True)"]
+
+
 SOFTMAX = declare(Op(
     name="softmax", impl=_softmax_impl, infer=_softmax_infer, vjp=_softmax_vjp,
-    batch=_softmax_batch, numpy_lines=_softmax_lines,
+    batch=_softmax_batch, numpy_lines=_softmax_lines, array_api_lines=_softmax_array_api,
     latex=r"\operatorname{{softmax}}({0})"))
 
 
@@ -150,13 +156,23 @@ def _sce_lines(out, args, node):
             f"{out} = -np.sum({labels} * ({logits} - {shift}), axis={axis})"]
 
 
+def _sce_array_api(out, args, node):
+    labels, logits = args
+    axis, shift = node.attrs["axis"], f"{out}_shift"
+    return [f"{shift} = xp.max({logits}, axis={axis}, keepdims=True)",
+            f"{shift} = xp.where(xp.isfinite({shift}), {shift}, xp.zeros_like({shift}))",
+            f"{shift} = {shift} + xp.log(xp.sum(xp.exp({logits} - {shift}), "
+            f"axis={axis}, keepdims=True))",
+            f"{out} = -xp.sum({labels} * ({logits} - {shift}), axis={axis})"]
+
+
 SOFTMAX_CROSS_ENTROPY = declare(Op(
     name="softmax_cross_entropy_with_logits", short="xent",
     impl=_sce_impl,
     infer=_sce_infer,
     vjp=_sce_vjp,
     batch=_sce_batch,
-    numpy_lines=_sce_lines,
+    numpy_lines=_sce_lines, array_api_lines=_sce_array_api,
     latex=r"-\sum {0} \log \operatorname{{softmax}}({1})"))
 
 

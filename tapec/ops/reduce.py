@@ -11,6 +11,7 @@ import numpy as np
 
 from ..dtypes import as_numpy_dtype, int64 as _int64
 from . import elementwise as ew
+from .literals import xp_dtype
 from .registry import Op, apply, declare, to_tensors
 from .shape import broadcast_to, cast, reshape
 
@@ -89,10 +90,22 @@ def _numpy_reduce(function):
     return template
 
 
+def _array_api_reduce(function):
+    """The array-API spelling of a reduction: sums and products of integers name their
+    dtype (the standard's default is int64; tapec keeps the input's, as TensorFlow)."""
+    def template(args, node):
+        keep = ", keepdims=True" if node.attrs["keepdims"] else ""
+        dtype = "" if node.dtype.kind in "fc" or function not in ("sum", "prod") else \
+            f", dtype={xp_dtype(node.dtype)}"
+        return f"xp.{function}({args[0]}, axis={node.attrs['axis']}{keep}{dtype})"
+    return template
+
+
 def _reduction(name, impl, vjp, function, latex, kinds, needs_elements=False):
     """Declare a reduction primitive `name(x, axis=tuple, keepdims=bool)`."""
     op = declare(Op(name=name, impl=impl, infer=_reduce_infer_for(name, kinds, needs_elements),
-                    vjp=vjp, numpy=_numpy_reduce(function), latex=latex,
+                    vjp=vjp, numpy=_numpy_reduce(function),
+                    array_api=_array_api_reduce(function.removeprefix("np.")), latex=latex,
                     short=name.removeprefix("reduce_")))
     op.batch = _batch_reduce(op)
     return op
@@ -170,6 +183,24 @@ def _prod_others_lines(out, args, node):
             f"{tuple(int(i) for i in np.argsort(order))})"]
 
 
+def _prod_others_array_api(out, args, node):
+    """`_prod_others_lines` in the array-API form: cumulative products by a helper."""
+    x, axis = args[0], node.attrs["axis"]
+    rest = [i for i in range(len(node.shape)) if i not in axis]
+    order = rest + list(axis)
+    moved_shape = tuple(node.shape[i] for i in order)
+    length = int(np.prod([node.shape[a] for a in axis], dtype=np.int64))
+    flat, ones = f"{out}_flat", f"{out}_ones"
+    return [f"{flat} = xp.reshape(xp.permute_dims({x}, {tuple(order)}), "
+            f"{moved_shape[:len(rest)] + (length,)})",
+            f"{ones} = xp.ones_like({flat}[..., :1])",
+            f"{out} = tapec_xp_cumprod(xp, xp.concat([{ones}, {flat}[..., :-1]], axis=-1))",
+            f"{out} = {out} * xp.flip(tapec_xp_cumprod(xp, xp.concat("
+            f"[{ones}, xp.flip({flat}, axis=-1)[..., :-1]], axis=-1)), axis=-1)",
+            f"{out} = xp.permute_dims(xp.reshape({out}, {moved_shape}), "
+            f"{tuple(int(i) for i in np.argsort(order))})"]
+
+
 def _prod_others_vjp(g, out, x, axis):
     """The Hessian of prod times g: sum over i != k of g_i times the product of the
     entries other than i and k. With S = sum(g * others), that is (S - g_k others_k) / x_k
@@ -193,7 +224,7 @@ def _prod_others_infer(x, axis):
 
 PROD_OTHERS = declare(Op(
     name="prod_others", impl=_prod_others, infer=_prod_others_infer, vjp=_prod_others_vjp,
-    numpy_lines=_prod_others_lines, latex=r"\prod_{{j \ne i}} {0}"))
+    numpy_lines=_prod_others_lines, array_api_lines=_prod_others_array_api, latex=r"\prod_{{j \ne i}} {0}"))
 PROD_OTHERS.batch = lambda args, batched, size, axis: apply(
     PROD_OTHERS, args[0], axis=tuple(a + 1 for a in axis))
 
@@ -243,6 +274,19 @@ def _logsumexp_lines(out, args, node):
     return lines
 
 
+def _logsumexp_array_api(out, args, node):
+    """`_logsumexp_lines` in the array-API form. The standard's `max` has no `initial=`:
+    over an empty slice it raises, where the NumPy form gives -inf."""
+    x, axis, shift = args[0], node.attrs["axis"], f"{out}_shift"
+    lines = [f"{shift} = xp.max({x}, axis={axis}, keepdims=True)",
+             f"{shift} = xp.where(xp.isfinite({shift}), {shift}, xp.zeros_like({shift}))",
+             f"{out} = xp.log(xp.sum(xp.exp({x} - {shift}), axis={axis}, keepdims=True)) "
+             f"+ {shift}"]
+    if not node.attrs["keepdims"]:
+        lines.append(f"{out} = xp.reshape({out}, {node.shape})")
+    return lines
+
+
 def _logsumexp_vjp(g, out, x, axis, keepdims):
     """g times the softmax of x over `axis`. exp(x - out) is that softmax up to the
     rounding of `out` (an ulp of 1000 is 1e-13), a factor common to the slice, which
@@ -263,7 +307,7 @@ REDUCE_LOGSUMEXP = declare(Op(
     impl=_logsumexp,
     infer=_reduce_infer_for("reduce_logsumexp", "f"),
     vjp=_logsumexp_vjp,
-    numpy_lines=_logsumexp_lines,
+    numpy_lines=_logsumexp_lines, array_api_lines=_logsumexp_array_api,
     latex=r"\log \sum \exp {0}"))
 REDUCE_LOGSUMEXP.batch = _batch_reduce(REDUCE_LOGSUMEXP)
 
@@ -290,6 +334,8 @@ def _arg_op(name, function):
         infer=_arg_infer_for(name),
         numpy=lambda args, node: (f"np.{name}({args[0]}, axis={node.attrs['axis']})"
                                   f".astype(np.{node.dtype.name})"),
+        array_api=lambda args, node: (f"xp.astype(xp.{name}({args[0]}, axis="
+                                      f"{node.attrs['axis']}), {xp_dtype(node.dtype)})"),
         latex=r"\operatorname{{" + name + r"}} {0}",
         differentiable=False))        # an index: piecewise constant, no gradient
     op.batch = lambda args, batched, size, axis, output_type: apply(

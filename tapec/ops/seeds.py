@@ -40,10 +40,20 @@ def _lines(out, args, node):
             f"{out} = {out}.reshape({node.shape})"]
 
 
+def _array_api_lines(out, args, node):
+    """The same matrix without writing in place: the flat values on the diagonal and
+    the values times 0 elsewhere (so a nan or inf spreads down its column, as there)."""
+    m = node.shape[0]
+    flat = f"{out}_flat"
+    return [f"{flat} = xp.reshape({args[0]}, (1, {m}))",
+            f"{out} = xp.where(xp.eye({m}, dtype=xp.bool, device=device), {flat}, {flat} * 0)",
+            f"{out} = xp.reshape({out}, {node.shape})"]
+
+
 DIAG_SEED = declare(Op(
     name="diag_seed", impl=_impl,
     infer=lambda v: ((int(np.prod(v._shape, dtype=np.int64)),) + v._shape, v._dtype),
-    vjp=_vjp, numpy_lines=_lines, latex=r"\operatorname{{diag}}\left({0}\right)"))
+    vjp=_vjp, numpy_lines=_lines, array_api_lines=_array_api_lines, latex=r"\operatorname{{diag}}\left({0}\right)"))
 
 
 def diag_seed(v):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .literals import xp_dtype
 from .registry import Op, apply, declare, to_tensors
 from .reduce import normalize_axis
 from .shape import _as_np_dtype, transpose
@@ -47,12 +48,21 @@ def _argsort_source(args, node):
             f"kind='stable'), {axis})).astype(np.{dtype})")
 
 
+def _argsort_array_api(args, node):
+    axis, dtype = node.attrs["axis"], xp_dtype(node.dtype)
+    if not node.attrs["descending"]:
+        return f"xp.astype(xp.argsort({args[0]}, axis={axis}, stable=True), {dtype})"
+    n = node.shape[axis]
+    return (f"xp.astype({n - 1} - xp.flip(xp.argsort(xp.flip({args[0]}, axis={axis}), "
+            f"axis={axis}, stable=True), axis={axis}), {dtype})")
+
+
 # Indices are piecewise constant in the values: no gradient.
 ARGSORT = declare(Op(
     name="argsort",
     impl=_argsort_impl,
     infer=_index_infer("argsort"),
-    numpy=_argsort_source,
+    numpy=_argsort_source, array_api=_argsort_array_api,
     latex=r"\operatorname{{argsort}} {0}",
     differentiable=False))
 ARGSORT.batch = lambda args, batched, size, axis, **attrs: apply(

@@ -278,6 +278,10 @@ CUMSUM = declare(Op(
     batch=lambda args, batched, size, axis, reverse: apply(CUMSUM, args[0], axis=axis + 1,
                                                            reverse=reverse),
     numpy=_cumsum_source,
+    array_api=lambda args, node: (
+        f"xp.flip(xp.cumulative_sum(xp.flip({args[0]}, axis={node.attrs['axis']}), "
+        f"axis={node.attrs['axis']}), axis={node.attrs['axis']})" if node.attrs["reverse"]
+        else f"xp.cumulative_sum({args[0]}, axis={node.attrs['axis']})"),
     latex=r"\operatorname{{cumsum}}\left({0}\right)"))
 
 
@@ -304,6 +308,9 @@ CUMPROD = declare(Op(
     infer=_cumulative_infer("cumprod"), vjp=_cumprod_vjp,
     batch=lambda args, batched, size, axis: apply(CUMPROD, args[0], axis=axis + 1),
     numpy=lambda args, node: f"np.cumprod({args[0]}, axis={node.attrs['axis']})",
+    array_api=lambda args, node: (  # the helper runs along the last axis
+        f"xp.moveaxis(tapec_xp_cumprod(xp, xp.moveaxis({args[0]}, {node.attrs['axis']}, -1)), "
+        f"-1, {node.attrs['axis']})"),
     latex=r"\operatorname{{cumprod}}\left({0}\right)"))
 
 
