@@ -154,6 +154,7 @@ def test_loads_and_runs_without_tapec(saved, tmp_path):
         "try:\n    loaded.variables[0][...] = 0\n    writable = True\n"
         "except ValueError:\n    writable = False\n"
         "np.save(sys.argv[4], out)\n"
+        "np.save(sys.argv[4] + '.3.npy', loaded(np.load(sys.argv[3])[:3]))  # another size\n"
         "print(importable, 'tapec' in sys.modules, writable, len(loaded.variables))\n")
     done = subprocess.run([sys.executable, "-I", "-S", str(driver), str(path), NUMPY_SITE,
                            str(tmp_path / "x.npy"), str(tmp_path / "out.npy")],
@@ -161,6 +162,7 @@ def test_loads_and_runs_without_tapec(saved, tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["False", "False", "False", "4"]
     np.testing.assert_array_equal(np.load(tmp_path / "out.npy"), model(x4).numpy())
+    np.testing.assert_array_equal(np.load(tmp_path / "out.npy.3.npy"), model(x4[:3]).numpy())
 
 
 def test_a_function_that_assigns_variables_is_refused(tmp_path):

@@ -1,4 +1,4 @@
-"""Standalone NumPy modules: a function, its gradient, jacobian and Hessian, in one file.
+"""Standalone modules: a function, its gradient, jacobian and Hessian, in one file.
 
     tapec.export(loss, (x, w), "loss_module.py", argnums=1, hessian=True)
 
@@ -13,19 +13,28 @@ How the module is made:
   rewrites ("fast": no elementwise fusion, so every line is one op of the recording and
   numexpr is never needed), and printed by `_Module` through the emitter of compiled
   code (`codegen.emit.statements`), with the names of `naming.ModuleNamer`.
+* The code is the array-API form (`codegen.array_api.ARRAY_API`): each function takes
+  the namespace `xp` and the device of its arguments (NumPy for NumPy inputs), so the
+  module runs on Dask, JAX, PyTorch, CuPy and array-api-strict arrays too. A program with
+  an op the standard cannot spell is written in the NumPy form instead.
+* TensorSpec example arguments (sizes.py): their None dimensions take any size, read
+  from the arguments; the module is traced on seeded data at probe sizes, and numbers
+  that follow a size become expressions of it.
 * Nothing of tapec is left: each function recomputes its forward values from its
   arguments; constants the function captured and Variables it read are embedded as
-  module-level arrays (a snapshot taken at export time, exact to the bit, layout.py);
-  guards of Python control flow raise ValueError instead of asking for a retrace.
+  module-level NumPy arrays (a snapshot taken at export time, exact to the bit,
+  layout.py), converted with `xp.asarray` where they are read; guards of Python control
+  flow raise ValueError instead of asking for a retrace.
 * Every identifier is made by tapec. User-given names (the function's, its parameters',
   Variables' and closure variables') are reduced to ASCII identifiers (naming.py); in
   the docstring (signature.py) and comments they appear only through `layout.display`,
   which keeps a few safe characters. The docstring is raw and holds no double quote, so
   no text can end it early. An audit of the finished source (`_audit`) allows no import
-  but numpy (and math where an op needs it: erf).
+  but numpy, array_api_compat (optional) and math (where an op needs it: erf).
 
 Module map: module.py (this: what to compute, and the functions), naming.py (names),
-signature.py (argument checks, helpers, docstring), layout.py (line width, literals).
+signature.py (argument checks, helpers, docstring), layout.py (line width, literals),
+sizes.py (None dimensions).
 """
 from __future__ import annotations
 

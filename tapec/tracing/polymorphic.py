@@ -18,6 +18,9 @@ x / 4 as 0.25 * x), the three probes alone decide. The probes run the Python fun
 by `experimental_get_tracing_count`. Inside the function, the arguments' static
 `shape` holds None for their None dimensions, as in TensorFlow, so sizes are read
 with `tf.shape(x)` (a tensor computed per call), not baked in through Python.
+
+The comparison itself (`sized_source`) reads source text only: `tapec.export` runs it on
+the modules it writes for TensorSpec example arguments (tapec/export/sizes.py).
 """
 from __future__ import annotations
 
