@@ -59,8 +59,8 @@ def docstring(module, sizes=None) -> str:
     low, f = module.low, module.fname
     wrt = ", ".join(module.params[k] for k in module.argnums)
     what = f if len(module.kinds) == 1 else f"{f} and its derivatives"
-    form = "array-API code (NumPy by default)" if module.array_api else "plain NumPy"
-    parts = [f"{what}, exported from a recording of {f} as {form}.",
+    form = "" if module.array_api else " as plain NumPy"    # the last paragraph says more
+    parts = [f"{what}, exported from a recording of {f}{form}.",
              "", "Functions (each computes what it returns from its arguments alone):"]
     call = f"({', '.join(module.params)})"
     for kind, fn_name in module.functions.items():
