@@ -91,6 +91,12 @@ def test_a_program_whose_structure_follows_a_size_raises(tmp_path):
     with pytest.raises(ExportError, match="unknown rank"):
         tf.export(f, (tf.TensorSpec(None, F64),), tmp_path / "m.py")
 
+    def g(x):                             # runs at the first size only
+        return tf.reduce_sum(tf.reshape(x, (5,)))
+    with pytest.raises(ExportError,
+                       match=r"g traced at x\.shape\[0\] = 6 raised InvalidArgumentError"):
+        tf.export(g, (tf.TensorSpec([None], F64),), tmp_path / "m.py")
+
 
 def test_the_function_sees_none_for_a_none_dimension(tmp_path):
     seen = []

@@ -64,7 +64,17 @@ def polymorphic_source(args, make) -> str:
     values = _examples(args, sizes)
     modules, size_maps = [module], [{n: n for n in sizes.values()}]
     for probe in probe_sizes(sizes):
-        modules.append(make(resized(values, sizes, probe), _groups(sizes)))
+        try:
+            modules.append(make(resized(values, sizes, probe), _groups(sizes)))
+        except ExportError:
+            raise
+        except Exception as error:
+            at = ", ".join(f"{module.params[k]}.shape[{axis}] = {probe[sizes[k, axis]]}"
+                           for k, axis in dims)
+            raise ExportError(f"tapec.export: {module.fname} traced at {at} raised "
+                              f"{type(error).__name__}: {str(error)[:200]}; a TensorSpec's "
+                              "None dimension must take any size (give it a size in the "
+                              "TensorSpec otherwise)") from error
         size_maps.append(probe)
     bodies = [m.body() for m in modules]
     symbols = sorted(set(sizes.values()))
