@@ -62,9 +62,10 @@ def save(obj, export_dir, signatures=None, options=None):
     tf.function attribute with an input_signature, if there is exactly one.
 
     Raises ValueError for a function traced with Python-value (non-tensor), keyword or
-    nested arguments, for a signature whose result nests, and ExportError for a function that assigns Variables (a saved function is
-    pure: save the update elsewhere). `options` is accepted and must be None.
-    """
+    nested arguments, for a signature whose result nests, and ExportError for a function
+    that assigns Variables (a saved function is pure: save the update elsewhere).
+    `options` is accepted and must be None. An input_signature with None dimensions is
+    saved as one module for every size (tapec.export's TensorSpec arguments)."""
     from ..namespaces.module import Module
     if not isinstance(obj, Module):
         raise TypeError(f"tf.saved_model.save: expected a tf.Module, got {type(obj).__name__}")

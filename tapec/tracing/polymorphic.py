@@ -14,8 +14,9 @@ no such form fits) leaves the program specialized: a new size traces again.
 
 When the first call's size prints differently (a power of two: the simplifier writes
 x / 4 as 0.25 * x), the three probes alone decide. The probes run the Python function
-(its side effects included) three more times on the first call, as TensorFlow may run a function more than once per trace; they are not counted
-by `experimental_get_tracing_count`. Inside the function, the arguments' static
+(its side effects included) three more times on the first call, as TensorFlow may run
+a function more than once per trace; they are not counted by
+`experimental_get_tracing_count`. Inside the function, the arguments' static
 `shape` holds None for their None dimensions, as in TensorFlow, so sizes are read
 with `tf.shape(x)` (a tensor computed per call), not baked in through Python.
 
