@@ -156,7 +156,7 @@ def test_a_size_one_result_is_differentiated_as_its_scalar(tmp_path):
     def quad(x):
         return tf.transpose(x) @ A @ x
     x = RNG.normal(size=(3, 1))
-    tf.export(quad, (x,), tmp_path / "m.py", hessian=True)
+    tf.export(quad, (x,), tmp_path / "m.py", hessian=True, jacobian=True)
     m = load(tmp_path / "m.py")
     assert m.quad(x).shape == (1, 1)
     np.testing.assert_allclose(m.quad(x), x.T @ A @ x, rtol=1e-14)
@@ -165,6 +165,9 @@ def test_a_size_one_result_is_differentiated_as_its_scalar(tmp_path):
     np.testing.assert_allclose(grad, (A + A.T) @ x, rtol=1e-14)
     np.testing.assert_allclose(m.hessian_quad(x).reshape(3, 3), A + A.T, rtol=1e-14)
     assert m.hessian_quad(x).shape == (3, 1, 3, 1)      # as tapec.hessian: x's shape twice
+    # as tapec.jacobian: the result's shape, then x's
+    np.testing.assert_allclose(m.jacobian_quad(x), ((A + A.T) @ x).reshape(1, 1, 3, 1),
+                               rtol=1e-14)
     with pytest.raises(ExportError, match=r"returns \(1, 2\)"):
         tf.export(lambda x: tf.transpose(x) @ A[:, :2], (x,), tmp_path / "n.py")
 

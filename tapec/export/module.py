@@ -52,6 +52,7 @@ from ..codegen.emit import NUMPY, CodegenError, statements
 from ..function import Function, _plain, lower
 from ..tracing.calls import Call, signature, value_of
 from ..tracing.program import lower_trace
+from ..tensor import Tensor
 from ..tracing.tensor_spec import TensorSpec
 from ..tracing.recorder import GUARD, guard_test
 from ..ir.nodes import topological_order
@@ -207,6 +208,13 @@ class _Module:
             self.kinds["grad"] = low.derive("grad")
         if want_jacobian:
             self.kinds["jacobian"] = low.derive("jacobian")
+            if unit:    # as tapec.jacobian: f's own (1, 1) shape + the argument's
+                nodes, structure = self.kinds["jacobian"]
+                shape = tuple(self.kinds["value"][0][0].shape)
+                with low.builder:
+                    nodes = [reshape(Tensor._symbolic(n), shape + tuple(n.shape))._node
+                             for n in nodes]
+                self.kinds["jacobian"] = (nodes, structure)
         if want_hessian:
             self.kinds["hessian"] = low.derive("hessian")
         adjoints = self._adjoints() if self.scalar else []
