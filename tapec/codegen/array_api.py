@@ -28,7 +28,10 @@ program is never written with a NumPy call in it.
 The API:
 
 * `ARRAY_API`: the form, for `emit.statements(..., form=ARRAY_API)` (tapec.export
-  writes modules through it); `helpers(lines)`: the helper definitions those lines need;
+  writes modules through it); `helpers(lines)`: the helper definitions those lines need.
+  The lines read two names they do not define, `xp` and `device`: the function around
+  them binds both (`emit` makes them its first two parameters), and a `Namer` never
+  gives them to a value or parameter (names.GENERATED_GLOBALS);
 * `emit(outputs, feeds, ...)`: the whole source, `(source, argument keys)`, as
   `emit.emit`; `compile_source(source)`: an `ArrayApiFunction`;
 * `ArrayApiFunction(xp, *args, device=None)`: runs the program in `xp`; NumPy arrays and
@@ -77,6 +80,14 @@ def _fallback(node, args):
     return _NUMPY_NAME.sub("xp.", op.numpy(args, node))
 
 
+def _declined(node, printed):
+    """`printed`, unless a facet declined this node (None: too large, say)."""
+    if printed is None:
+        raise NoArrayApiForm(f"op {node.op.name!r} has no array-API form for {node!r} "
+                             "(see the limits in docs/array_api.md)")
+    return printed
+
+
 class _ArrayApiForm:
     """How nodes print in the array-API form (emit.statements' `form`)."""
 
@@ -94,16 +105,13 @@ class _ArrayApiForm:
 
     @staticmethod
     def lines(node, name, args):
-        return node.op.array_api_lines(name, args, node)
+        return _declined(node, node.op.array_api_lines(name, args, node))
 
     @staticmethod
     def expression(node, args):
         template = node.op.array_api
-        text = _fallback(node, args) if template is None else template(args, node)
-        if text is None:        # the facet declines this node (its attributes)
-            raise NoArrayApiForm(f"op {node.op.name!r} has no array-API form for "
-                                 f"{node!r} with {node.attrs}")
-        return text
+        return _declined(node, _fallback(node, args) if template is None
+                         else template(args, node))
 
     @staticmethod
     def shape(node):
@@ -163,9 +171,11 @@ class ArrayApiFunction:
 
 
 def _moved(xp, value, device):
-    # a read-only NumPy array (tapec's values are) is copied: PyTorch cannot share it
-    copy = isinstance(value, np.ndarray) and not value.flags.writeable
-    return xp.asarray(value, device=device, copy=True if copy else None)
+    # A Python number takes NumPy's dtype first (float64), as on the NumPy path, not the
+    # namespace's default (PyTorch's is float32); a read-only array (tapec's values are)
+    # is copied, since PyTorch cannot share it.
+    value = np.asarray(value)
+    return xp.asarray(value, device=device, copy=True if not value.flags.writeable else None)
 
 
 def _is_numpy(value) -> bool:
@@ -212,17 +222,14 @@ def namespace_of(*arrays):
 
 
 def device_of(*arrays):
-    """The device of the first of `arrays` that is an array, else None (the default)."""
+    """The device of the first of `arrays` that is not NumPy's (NumPy values are moved
+    to it), else None: the namespace's default device."""
     for a in arrays:
-        if _is_numpy(a) and not isinstance(a, np.ndarray):
+        if _is_numpy(a) or not hasattr(a, "shape"):
             continue
         try:
             import array_api_compat
-            return array_api_compat.device(a)
         except ImportError:
-            found = getattr(a, "device", None)
-            if found is not None:
-                return found
-        except (TypeError, AttributeError, ValueError):
-            continue
+            return getattr(a, "device", None)
+        return array_api_compat.device(a)
     return None

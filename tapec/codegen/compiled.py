@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 # 4: long programs in the compact form (values read once written where they are read,
 #    the Python-float arguments converted by the dispatcher)
 # 5: 0-d float64 programs carry their C version (`gradient_native`, codegen/native.py)
-CODEGEN_VERSION = 6
+# 7: `xp` and `device` are reserved (the array-API form's names): never a parameter's
+CODEGEN_VERSION = 7
 
 
 # A program compiled before SymPy was imported is not fused (a first gradient must not
@@ -57,8 +58,9 @@ class Compiled:
             from . import array_api
             if self.ir is None:
                 raise array_api.CodegenError(
-                    "this compiled program has no IR to write in the array-API form "
-                    "(it was read from the disk cache)")
+                    "this compiled program has no IR to write in the array-API form: "
+                    "only tapec.function programs built in this process keep theirs "
+                    "(not tape gradients, nor entries read from the disk cache)")
             ir = self.ir
             source, keys = array_api.emit(ir.outputs, ir.feeds, ir.fn_name, self.title,
                                           ir.arg_names, ir.order)

@@ -234,7 +234,8 @@ def emit(outputs, feeds: dict, fn_name: str = "gradient", title: str = "",
     else:
         scalar_body, scalar_names, convert = fast
         functions = [scalar.dispatcher(fn_name, convert),
-                     function_lines(f"{fn_name}_scalar", params, scalar_body, outputs, scalar_names),
+                     function_lines(f"{fn_name}_scalar", params, scalar_body, outputs,
+                                    scalar_names),
                      *_native_version(fn_name, order, feeds, fed, outputs),
                      function_lines(f"{fn_name}_numpy", params, body, outputs, names)]
     code = [line for function in functions for line in function]

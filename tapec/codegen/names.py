@@ -22,9 +22,13 @@ import builtins
 import keyword
 import re
 
-# Global names generated code reads (bound by `compile_function`); a parameter or value
-# named by user text must never shadow them.
-GENERATED_GLOBALS = frozenset({"np", "math", "numexpr", "tapec_blocked", "xp", "device"})
+from . import xp_helpers
+
+# Names generated code reads without defining them: the globals `compile_function`
+# binds, the array-API form's namespace and device (array_api.py) and the helpers that
+# form defines; a parameter or value named by user text must never shadow them.
+GENERATED_GLOBALS = frozenset({"np", "math", "numexpr", "tapec_blocked", "xp", "device"}) \
+    | xp_helpers.NAMES
 
 RESERVED = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | \
     frozenset(dir(builtins)) | GENERATED_GLOBALS

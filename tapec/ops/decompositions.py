@@ -60,21 +60,13 @@ def _band_impl(x, num_lower, num_upper):
     return x
 
 
-def _band_source(args, node):
-    text = args[0]
+def _band_source(args, node, xp=False):
+    """NumPy's source, or with `xp` the array-API form's (where `k` is keyword-only)."""
+    text, ns, k = args[0], "xp" if xp else "np", "k=" if xp else ""
     if node.attrs["num_lower"] >= 0:
-        text = f"np.triu({text}, {-node.attrs['num_lower']})"
+        text = f"{ns}.triu({text}, {k}{-node.attrs['num_lower']})"
     if node.attrs["num_upper"] >= 0:
-        text = f"np.tril({text}, {node.attrs['num_upper']})"
-    return text
-
-
-def _band_array_api(args, node):
-    text = args[0]
-    if node.attrs["num_lower"] >= 0:
-        text = f"xp.triu({text}, k={-node.attrs['num_lower']})"
-    if node.attrs["num_upper"] >= 0:
-        text = f"xp.tril({text}, k={node.attrs['num_upper']})"
+        text = f"{ns}.tril({text}, {k}{node.attrs['num_upper']})"
     return text
 
 
@@ -101,7 +93,7 @@ MATRIX_BAND_PART = _again(declare(Op(
     infer=_band_infer,
     vjp=lambda g, out, x, num_lower, num_upper: (
         apply(MATRIX_BAND_PART, g, num_lower=num_lower, num_upper=num_upper),),
-    numpy=_band_source, array_api=_band_array_api,
+    numpy=_band_source, array_api=lambda args, node: _band_source(args, node, xp=True),
     latex=r"\operatorname{{band}}\left({0}\right)")))
 
 

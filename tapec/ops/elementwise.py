@@ -219,7 +219,8 @@ COSH = _function("cosh", np.cosh, lambda x: _sp().cosh(x), r"\cosh")
 # NumPy has no erf ufunc: the standard library's math.erf, vectorized, is exact (and slow).
 ERF = elementwise("erf", _erf_impl, lambda x: _sp().erf(x),
                   "np.vectorize(math.erf, otypes=[{0}.dtype])({0})", 1,
-                  scalar="math.erf({0})", latex=r"\operatorname{{erf}}\left({0}\right)")
+                  scalar="math.erf({0})", latex=r"\operatorname{{erf}}\left({0}\right)",
+                  array_api="tapec_xp_erf(xp, {0})")
 
 
 def _sigmoid_impl(x):

@@ -24,7 +24,6 @@ import math
 import numpy as np
 
 from ..tensor import _used
-from .literals import xp_dtype
 from .registry import Op, apply, declare, to_tensors
 from .shape import _dtype_name, _int_arg, broadcast_to, cast, reshape, transpose
 
@@ -278,7 +277,7 @@ def _scatter_array_api(out, args, node):
     """Zeros of the source's shape holding the cotangent where the index selected,
     written without assignments: a box (unit steps) is padded with zeros, any other
     index adds through its flat positions (tapec_xp_scatter_add, repeats accumulate)."""
-    spec, shape, dtype = node.attrs["index"], node.shape, xp_dtype(node.dtype)
+    spec, shape = node.attrs["index"], node.shape
     box = _unit_box(spec, shape) if _is_basic(spec) else None
     if box is not None:
         inner = tuple(stop - start for start, stop in box)
@@ -388,6 +387,32 @@ def _gather_batch(args, batched, size, axis):
     return _gather_batch_dims(params, indices, axis + 1, 1)
 
 
+def _gather_array_api(out, args, node):
+    """`xp.take` of the indices counted from the front (the standard leaves negative
+    ones to the library), flattened to 1-d as it requires; a floating result is nan
+    where an index is out of range, where NumPy raises (the form cannot branch on
+    values)."""
+    params, indices = node.inputs
+    axis, n = node.attrs["axis"], params.shape[node.attrs["axis"]]
+    lines = [f"{out}_at = {args[1]} % {n}",
+             f"{out} = xp.reshape(xp.take({args[0]}, xp.reshape({out}_at, (-1,)), "
+             f"axis={axis}), {node.shape})"]
+    if node.dtype.kind in "fc":
+        inside = f"({args[1]} >= {-n}) & ({args[1]} < {n})"
+        placed = (1,) * axis + indices.shape + (1,) * (len(params.shape) - axis - 1)
+        lines.append(f"{out} = xp.where(xp.reshape({inside}, {placed}), {out}, "
+                     f"xp.full_like({out}, xp.nan))")
+    return lines
+
+
+def _scatter_add_array_api(args, node):
+    """Indices counted from the front, as gather's; an out-of-range one (-1 here) adds
+    nothing (the gather it is the gradient of, the forward value, is nan there)."""
+    n, i = node.shape[node.attrs["axis"]], args[1]
+    counted = f"xp.where(({i} >= {-n}) & ({i} < {n}), {i} % {n}, xp.full_like({i}, -1))"
+    return f"tapec_xp_scatter_add(xp, {args[0]}, {counted}, {n}, {node.attrs['axis']}, device)"
+
+
 GATHER = declare(Op(
     name="gather", impl=lambda params, indices, axis: np.take(params, indices, axis=axis),
     infer=_gather_infer,
@@ -395,12 +420,7 @@ GATHER = declare(Op(
         apply(SCATTER_ADD, g, indices, shape=params._shape, axis=axis), None),
     batch=_gather_batch,
     numpy=lambda args, node: f"np.take({args[0]}, {args[1]}, axis={node.attrs['axis']})",
-    # the standard takes 1-d indices: others are flattened, and the result shaped after
-    array_api=lambda args, node: (
-        f"xp.take({args[0]}, {args[1]}, axis={node.attrs['axis']})"
-        if len(node.inputs[1].shape) == 1 else
-        f"xp.reshape(xp.take({args[0]}, xp.reshape({args[1]}, (-1,)), "
-        f"axis={node.attrs['axis']}), {node.shape})"),
+    array_api_lines=lambda out, args, node: _gather_array_api(out, args, node),
     latex="{0}[{1}]"))
 
 
@@ -437,9 +457,7 @@ SCATTER_ADD = declare(Op(
     numpy_lines=lambda out, args, node: [
         f"{out} = np.zeros({node.shape}, dtype={_dtype_name(node.dtype)})",
         f"np.add.at({out}, ({'slice(None), ' * node.attrs['axis']}{args[1]},), {args[0]})"],
-    array_api=lambda args, node: (
-        f"tapec_xp_scatter_add(xp, {args[0]}, {args[1]}, {node.shape[node.attrs['axis']]}, "
-        f"{node.attrs['axis']}, device)"),
+    array_api=lambda args, node: _scatter_add_array_api(args, node),
     latex="\\operatorname{{scatter\\_add}}({0}, {1})"))
 
 

@@ -13,7 +13,7 @@ from ..dtypes import as_numpy_dtype, int64 as _int64
 from . import elementwise as ew
 from .literals import xp_dtype
 from .registry import Op, apply, declare, to_tensors
-from .shape import broadcast_to, cast, reshape
+from .shape import _sum_dtype, broadcast_to, cast, reshape
 
 _KIND_NAMES = {"f": "floating", "c": "complex", "i": "integer", "u": "unsigned integer",
                "b": "bool"}
@@ -91,12 +91,11 @@ def _numpy_reduce(function):
 
 
 def _array_api_reduce(function):
-    """The array-API spelling of a reduction: sums and products of integers name their
-    dtype (the standard's default is int64; tapec keeps the input's, as TensorFlow)."""
+    """The array-API spelling of a reduction; sums and products of integers name their
+    dtype (see shape._sum_dtype)."""
     def template(args, node):
         keep = ", keepdims=True" if node.attrs["keepdims"] else ""
-        dtype = "" if node.dtype.kind in "fc" or function not in ("sum", "prod") else \
-            f", dtype={xp_dtype(node.dtype)}"
+        dtype = _sum_dtype(node.dtype) if function in ("sum", "prod") else ""
         return f"xp.{function}({args[0]}, axis={node.attrs['axis']}{keep}{dtype})"
     return template
 
@@ -165,39 +164,27 @@ def _prod_others(x, axis):
     return np.transpose(others, np.argsort(order))
 
 
-def _prod_others_lines(out, args, node):
-    """The statements of `_prod_others` for generated code (which may use only np)."""
+def _prod_others_lines(out, args, node, xp=False):
+    """The statements of `_prod_others` for generated code: NumPy's, or with `xp` the
+    array-API form's (whose cumulative product is an emitted helper)."""
+    ns, transpose, concat = ("xp", "xp.permute_dims", "xp.concat") if xp else \
+        ("np", "np.transpose", "np.concatenate")
+
+    def cumprod(text):
+        return f"tapec_xp_cumprod(xp, {text})" if xp else f"np.cumprod({text}, axis=-1)"
     x, axis = args[0], node.attrs["axis"]
     rest = [i for i in range(len(node.shape)) if i not in axis]
     order = rest + list(axis)
     moved_shape = tuple(node.shape[i] for i in order)
     length = int(np.prod([node.shape[a] for a in axis], dtype=np.int64))
     flat, ones = f"{out}_flat", f"{out}_ones"
-    return [f"{flat} = np.reshape(np.transpose({x}, {tuple(order)}), "
+    return [f"{flat} = {ns}.reshape({transpose}({x}, {tuple(order)}), "
             f"{moved_shape[:len(rest)] + (length,)})",
-            f"{ones} = np.ones_like({flat}[..., :1])",
-            f"{out} = np.cumprod(np.concatenate([{ones}, {flat}[..., :-1]], axis=-1), axis=-1)",
-            f"{out} = {out} * np.cumprod(np.concatenate([{ones}, {flat}[..., :0:-1]], axis=-1), "
-            "axis=-1)[..., ::-1]",
-            f"{out} = np.transpose(np.reshape({out}, {moved_shape}), "
-            f"{tuple(int(i) for i in np.argsort(order))})"]
-
-
-def _prod_others_array_api(out, args, node):
-    """`_prod_others_lines` in the array-API form: cumulative products by a helper."""
-    x, axis = args[0], node.attrs["axis"]
-    rest = [i for i in range(len(node.shape)) if i not in axis]
-    order = rest + list(axis)
-    moved_shape = tuple(node.shape[i] for i in order)
-    length = int(np.prod([node.shape[a] for a in axis], dtype=np.int64))
-    flat, ones = f"{out}_flat", f"{out}_ones"
-    return [f"{flat} = xp.reshape(xp.permute_dims({x}, {tuple(order)}), "
-            f"{moved_shape[:len(rest)] + (length,)})",
-            f"{ones} = xp.ones_like({flat}[..., :1])",
-            f"{out} = tapec_xp_cumprod(xp, xp.concat([{ones}, {flat}[..., :-1]], axis=-1))",
-            f"{out} = {out} * xp.flip(tapec_xp_cumprod(xp, xp.concat("
-            f"[{ones}, xp.flip({flat}, axis=-1)[..., :-1]], axis=-1)), axis=-1)",
-            f"{out} = xp.permute_dims(xp.reshape({out}, {moved_shape}), "
+            f"{ones} = {ns}.ones_like({flat}[..., :1])",
+            f"{out} = {cumprod(f'{concat}([{ones}, {flat}[..., :-1]], axis=-1)')}",
+            f"{out} = {out} * {cumprod(f'{concat}([{ones}, {flat}[..., :0:-1]], axis=-1)')}"
+            "[..., ::-1]",
+            f"{out} = {transpose}({ns}.reshape({out}, {moved_shape}), "
             f"{tuple(int(i) for i in np.argsort(order))})"]
 
 
@@ -224,7 +211,9 @@ def _prod_others_infer(x, axis):
 
 PROD_OTHERS = declare(Op(
     name="prod_others", impl=_prod_others, infer=_prod_others_infer, vjp=_prod_others_vjp,
-    numpy_lines=_prod_others_lines, array_api_lines=_prod_others_array_api, latex=r"\prod_{{j \ne i}} {0}"))
+    numpy_lines=_prod_others_lines,
+    array_api_lines=lambda out, args, node: _prod_others_lines(out, args, node, xp=True),
+    latex=r"\prod_{{j \ne i}} {0}"))
 PROD_OTHERS.batch = lambda args, batched, size, axis: apply(
     PROD_OTHERS, args[0], axis=tuple(a + 1 for a in axis))
 

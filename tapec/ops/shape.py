@@ -452,25 +452,22 @@ BROADCAST_TO = declare(Op(
     numpy=lambda args, node: f"np.broadcast_to({args[0]}, {node.attrs['shape']})",
     latex=r"\operatorname{{broadcast\_to}}\left({0}\right)"))
 
-def _sum_to_source(args, node):
+def _sum_to_source(args, node, xp=False):
+    """NumPy's source, or with `xp` the array-API form's (which names an integer sum's
+    dtype: the standard sums integers in the default integer dtype, int64, where tapec
+    keeps the input's, as TensorFlow)."""
     from_shape = node.inputs[0].shape
     axes = _sum_to_axes(from_shape, node.shape)
-    summed = f"np.sum({args[0]}, axis={axes})"
+    summed = f"xp.sum({args[0]}, axis={axes}{_sum_dtype(node.dtype)})" if xp else \
+        f"np.sum({args[0]}, axis={axes})"
     remaining = tuple(size for i, size in enumerate(from_shape) if i not in axes)
-    return summed if remaining == node.shape else f"{summed}.reshape({node.shape})"
-
-
-def _sum_to_array_api(args, node):
-    from_shape = node.inputs[0].shape
-    axes = _sum_to_axes(from_shape, node.shape)
-    summed = f"xp.sum({args[0]}, axis={axes}{_sum_dtype(node.dtype)})"
-    remaining = tuple(size for i, size in enumerate(from_shape) if i not in axes)
-    return summed if remaining == node.shape else f"xp.reshape({summed}, {node.shape})"
+    if remaining == node.shape:
+        return summed
+    return f"xp.reshape({summed}, {node.shape})" if xp else f"{summed}.reshape({node.shape})"
 
 
 def _sum_dtype(dtype) -> str:
-    """The `dtype=` of an array-API sum: the standard sums integers in the default
-    integer dtype (int64), where tapec keeps the input's, as TensorFlow."""
+    """The `dtype=` of an array-API sum of `dtype` values ("" for floats)."""
     return "" if np.dtype(dtype).kind in "fc" else f", dtype={xp_dtype(dtype)}"
 
 
@@ -478,7 +475,8 @@ SUM_TO = declare(Op(
     name="sum_to", impl=_sum_to_impl, infer=_sum_to_infer,
     vjp=lambda g, out, x, shape: (broadcast_to(g, x._shape),),
     batch=lambda args, batched, size, shape: _batched_sum_to(args[0], size, shape),
-    numpy=_sum_to_source, array_api=_sum_to_array_api, latex=r"\operatorname{{sum\_to}}\left({0}\right)"))
+    numpy=_sum_to_source,
+    array_api=lambda args, node: _sum_to_source(args, node, xp=True), latex=r"\operatorname{{sum\_to}}\left({0}\right)"))
 
 
 def _batched_sum_to(x, size, shape):

@@ -28,9 +28,11 @@ from __future__ import annotations
 import itertools
 import math
 import re
+import string
 
 import numpy as np
 
+from ..ops.literals import xp_dtype
 from ..ops.registry import Op, declare
 
 _TERM = re.compile(r"\(([A-Za-z]*)\)|([A-Za-z])")
@@ -294,7 +296,43 @@ def _impl(*arrays, equation):
     return scope["r"]
 
 
+def _array_api_lines(out, args, node):
+    """The array-API form: one einsum (codegen/xp_helpers.py) of the factors (divisors
+    as reciprocals) and the deltas as identity matrices, then the placement on the
+    output's diagonals as a second einsum with identities (no branch on the values,
+    no writes into zeros). A zero off a diagonal times inf or nan is nan there, as the
+    NumPy form's path for non-finite factors."""
+    terms, divisors, deltas, groups = parse(node.attrs["equation"])
+    sizes = letter_sizes(terms, [i.shape for i in node.inputs], deltas)
+    dtype = xp_dtype(node.dtype)
+
+    def eye(n):
+        return f"xp.eye({n}, dtype={dtype}, device=device)"
+    operands = [f"(1 / {a})" if d else a for a, d in zip(args, divisors)]
+    operands += [eye(sizes[a]) for a, _ in deltas]
+    output = "".join(dict.fromkeys("".join(groups)))
+    lines = [f"{out} = tapec_xp_einsum(xp, device, '{','.join(terms + deltas)}->{output}', "
+             f"{', '.join(operands)})"]
+    slots = "".join(groups)
+    if slots != output:             # a letter on several axes: the others are its copies
+        free = iter(c for c in string.ascii_letters if c not in slots)
+        placed, ties = [], []
+        for c in slots:
+            if c in placed:
+                copy = next(free)
+                ties.append((c, copy))
+                c = copy
+            placed.append(c)
+        equation = ",".join([output] + [a + b for a, b in ties]) + "->" + "".join(placed)
+        lines.append(f"{out} = tapec_xp_einsum(xp, device, '{equation}', {out}, "
+                     + ", ".join(eye(sizes[a]) for a, _ in ties) + ")")
+    shape = tuple(_size(g, sizes) for g in groups)
+    lines.append(f"{out} = xp.reshape({out}, {shape})")
+    return lines
+
+
 DELTA_EINSUM = declare(Op(
     name="delta_einsum", short="network", impl=_impl, infer=_infer, numpy_lines=_lines,
+    array_api_lines=_array_api_lines,
     differentiable=False,
     latex=r"\operatorname{{einsum}}\left({0}, \ldots\right)"))

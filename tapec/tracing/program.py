@@ -95,8 +95,9 @@ class Trace:
         for kind, k in self.feeds:
             if kind == "arg":
                 a = leaves[k]
-                values.append(a._value if type(a) is Tensor and a._value is not None
-                              else a)
+                foreign = hasattr(a, "shape") and not isinstance(
+                    a, (Tensor, Variable, np.ndarray, np.generic))
+                values.append(a if foreign else value_of(a))     # Python numbers as NumPy
             elif kind == "variable":
                 values.append(self.variables[k]._value)
             elif kind == "captured":

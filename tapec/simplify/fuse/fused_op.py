@@ -97,7 +97,10 @@ class ArrayApiStyle:
 def _array_api_lines(out, args, node):
     """The fused program as whole-array statements of the array-API standard."""
     program = (node.attrs["code"], node.attrs["result"])
-    lines = print_program(program, ArrayApiStyle(args, node.dtype), out)
+    # literals take the dtype of the floats computed (a region may end in a comparison)
+    dtype = node.dtype if node.dtype.kind != "b" else \
+        next((i.dtype for i in node.inputs if i.dtype.kind in "fc"), node.dtype)
+    lines = print_program(program, ArrayApiStyle(args, dtype), out)
     used = [node.inputs[k].shape for k in sorted(used_inputs(program))]
     if used and np.broadcast_shapes(*used) == tuple(node.shape) or \
             not used and tuple(node.shape) == ():
