@@ -314,7 +314,7 @@ class _Module:
     @functools.cached_property
     def _printed(self) -> list:
         """The functions' lines: the array-API form (any namespace), or NumPy's where an op
-        of the program has no array-API form (erf, say). Sets `array_api`."""
+        of the program has no array-API form (docs/array_api.md). Sets `array_api`."""
         self.array_api = True
         try:
             return self._functions()
