@@ -205,3 +205,15 @@ def test_random_batch_programs_export_once_for_every_size(tmp_path_factory, name
             strict = m.grad_loss(STRICT.asarray(x))
             assert type(strict).__module__.startswith("array_api_strict")
             np.testing.assert_allclose(np.asarray(strict), grad, rtol=1e-12, atol=1e-15)
+
+
+def test_tensorspec_arguments_of_one_shape_get_different_data(tmp_path):
+    def f(x, y):
+        if tf.reduce_all(tf.equal(x, y)):      # taken only if the traced data were equal
+            return tf.reduce_sum(x)
+        return tf.reduce_sum(x * y)
+    spec = tf.TensorSpec([None], F64)
+    tf.export(f, (spec, spec), tmp_path / "m.py")
+    m = load(tmp_path / "m.py")
+    x, y = RNG.normal(size=4), RNG.normal(size=4)
+    np.testing.assert_allclose(m.grad_f(x, y), y, rtol=1e-15)

@@ -88,17 +88,18 @@ def polymorphic_source(args, make) -> str:
     return module.header(note) + body
 
 
-def example_value(spec: TensorSpec, shape) -> np.ndarray:
-    """The seeded data a TensorSpec argument is traced on (module docstring)."""
+def example_value(spec: TensorSpec, shape, k=0) -> np.ndarray:
+    """The seeded data the TensorSpec argument k is traced on (module docstring); each
+    argument draws its own, so two of one shape are not equal."""
     dtype = np.dtype(spec._dtype)
     if dtype.kind in "fc":
-        return np.random.default_rng(SEED).uniform(0.5, 1.5, shape).astype(dtype)
+        return np.random.default_rng([SEED, k]).uniform(0.5, 1.5, shape).astype(dtype)
     return np.zeros(shape, dtype)
 
 
 def _examples(args, sizes) -> list:
     return [example_value(a, tuple(sizes[k, axis] if d is None else d
-                                   for axis, d in enumerate(a._shape)))
+                                   for axis, d in enumerate(a._shape)), k)
             if isinstance(a, TensorSpec) else a for k, a in enumerate(args)]
 
 
