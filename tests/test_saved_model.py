@@ -65,9 +65,9 @@ def test_directory_layout_and_manifest(saved):
     assert sorted(manifest["functions"]) == ["__call__", "both", "norm"]
     shapes = sorted(tuple(e["inputs"][0]["shape"]) for e in manifest["functions"]["both"])
     assert shapes == [(4, 3), (7, 3)]
-    # A None dimension is saved at the size of the call that traced it: tapec served the
-    # later size from one generic trace, which is not exported.
-    assert [e["inputs"][0]["shape"] for e in manifest["functions"]["__call__"]] == [[4, 3]]
+    # An input_signature's None dimension is saved as null: one module serves every size.
+    assert [e["inputs"][0]["shape"] for e in manifest["functions"]["__call__"]] == \
+        [[None, 3]]
     assert manifest["functions"]["norm"][0]["inputs"] == [
         {"name": "v", "shape": [2], "dtype": "float64"}]
     # Two functions have an input_signature: no default serving signature (as TensorFlow).
@@ -81,7 +81,7 @@ def test_directory_layout_and_manifest(saved):
 def test_loaded_functions_give_the_model_values_as_tensors(saved):
     model, path, x4, x7 = saved
     loaded = tf.saved_model.load(path)
-    for x in (x4,):
+    for x in (x4, x7, x7[:2]):                     # a size never traced
         out = loaded(x)
         assert isinstance(out, tf.Tensor) and out.dtype == tf.float32
         np.testing.assert_array_equal(out.numpy(), model(x).numpy())
@@ -103,10 +103,12 @@ def test_loaded_functions_give_the_model_values_as_tensors(saved):
 def test_other_signatures_raise(saved):
     _, path, _, x7 = saved
     loaded = tf.saved_model.load(path)
-    with pytest.raises(ValueError, match=r"__call__: no saved signature .*\(5, 3\)"):
-        loaded(np.zeros((5, 3), np.float32))
-    with pytest.raises(ValueError, match=r"saved: \[\[\('x', \(4, 3\), 'float32'\)\]\]"):
-        loaded(x7)
+    with pytest.raises(ValueError, match=r"__call__: no saved signature .*\(5, 4\)"):
+        loaded(np.zeros((5, 4), np.float32))
+    with pytest.raises(ValueError, match=r"saved: \[\[\('x', \(None, 3\), 'float32'\)\]\]"):
+        loaded(x7[:, :2])
+    with pytest.raises(ValueError, match=r"both: no saved signature .*\(5, 3\)"):
+        loaded.both(np.zeros((5, 3), np.float32), np.ones((5, 2), np.float32))
     with pytest.raises(ValueError, match="no saved signature"):
         loaded(np.zeros((4, 3), np.float64))          # arrays are not cast
 
@@ -152,6 +154,7 @@ def test_loads_and_runs_without_tapec(saved, tmp_path):
         "try:\n    loaded.variables[0][...] = 0\n    writable = True\n"
         "except ValueError:\n    writable = False\n"
         "np.save(sys.argv[4], out)\n"
+        "np.save(sys.argv[4] + '.3.npy', loaded(np.load(sys.argv[3])[:3]))  # another size\n"
         "print(importable, 'tapec' in sys.modules, writable, len(loaded.variables))\n")
     done = subprocess.run([sys.executable, "-I", "-S", str(driver), str(path), NUMPY_SITE,
                            str(tmp_path / "x.npy"), str(tmp_path / "out.npy")],
@@ -159,6 +162,7 @@ def test_loads_and_runs_without_tapec(saved, tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["False", "False", "False", "4"]
     np.testing.assert_array_equal(np.load(tmp_path / "out.npy"), model(x4).numpy())
+    np.testing.assert_array_equal(np.load(tmp_path / "out.npy.3.npy"), model(x4[:3]).numpy())
 
 
 def test_a_function_that_assigns_variables_is_refused(tmp_path):

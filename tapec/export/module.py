@@ -1,4 +1,4 @@
-"""Standalone NumPy modules: a function, its gradient, jacobian and Hessian, in one file.
+"""Standalone modules: a function, its gradient, jacobian and Hessian, in one file.
 
     tapec.export(loss, (x, w), "loss_module.py", argnums=1, hessian=True)
 
@@ -13,39 +13,56 @@ How the module is made:
   rewrites ("fast": no elementwise fusion, so every line is one op of the recording and
   numexpr is never needed), and printed by `_Module` through the emitter of compiled
   code (`codegen.emit.statements`), with the names of `naming.ModuleNamer`.
+* The code is the array-API form (`codegen.array_api.ARRAY_API`): each function takes
+  the namespace `xp` and the device of its arguments (NumPy for NumPy inputs), so the
+  module runs on Dask, JAX, PyTorch, CuPy and array-api-strict arrays too. A program with
+  an op the standard cannot spell is written in the NumPy form instead.
+* TensorSpec example arguments (sizes.py): their None dimensions take any size, read
+  from the arguments; the module is traced on seeded data at probe sizes, and numbers
+  that follow a size become expressions of it.
 * Nothing of tapec is left: each function recomputes its forward values from its
   arguments; constants the function captured and Variables it read are embedded as
-  module-level arrays (a snapshot taken at export time, exact to the bit, layout.py);
-  guards of Python control flow raise ValueError instead of asking for a retrace.
+  module-level NumPy arrays (a snapshot taken at export time, exact to the bit,
+  layout.py), converted with `xp.asarray` where they are read; guards of Python control
+  flow raise ValueError instead of asking for a retrace.
 * Every identifier is made by tapec. User-given names (the function's, its parameters',
   Variables' and closure variables') are reduced to ASCII identifiers (naming.py); in
   the docstring (signature.py) and comments they appear only through `layout.display`,
   which keeps a few safe characters. The docstring is raw and holds no double quote, so
   no text can end it early. An audit of the finished source (`_audit`) allows no import
-  but numpy (and math where an op needs it: erf).
+  but numpy, array_api_compat (optional) and math (where an op needs it: erf).
 
 Module map: module.py (this: what to compute, and the functions), naming.py (names),
-signature.py (argument checks, helpers, docstring), layout.py (line width, literals).
+signature.py (argument checks, helpers, docstring), layout.py (line width, literals),
+sizes.py (None dimensions).
 """
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import re
 
+import numpy as np
+
 from .._version import __version__
 from ..autodiff.reverse import gradient_nodes
-from ..codegen.emit import CodegenError, statements
-from ..tracing.calls import signature
-from ..function import _plain, lower
+from ..codegen.array_api import ARRAY_API, NoArrayApiForm, helpers
+from ..codegen.emit import NUMPY, CodegenError, statements
+from ..function import Function, _plain, lower
+from ..tracing.calls import Call, signature, value_of
+from ..tracing.program import lower_trace
+from ..tensor import Tensor
+from ..tracing.tensor_spec import TensorSpec
 from ..tracing.recorder import GUARD, guard_test
 from ..ir.nodes import topological_order
-from ..ops.shape import CONSTANT, fill
+from ..ops.shape import CONSTANT, fill, reshape
 from ..simplify import simplify
 from .layout import (ExportError, array_source, dtype_source, pack, wrapped,
                      wrapped_return)
 from .naming import ModuleNamer, function_name
-from .signature import HELPERS, checks, docstring, number_source
+from .signature import HELPERS, checks, docstring, is_python_number, number_source
+from .sizes import polymorphic_source
 
 __all__ = ["export", "ExportError"]
 
@@ -83,8 +100,29 @@ def _write(f, example_args, path, argnums, jacobian, hessian, name, value_only):
     if not callable(fn):
         raise TypeError(f"tapec.export: expected a callable, got {type(fn).__name__}")
     args = tuple(example_args) if isinstance(example_args, (tuple, list)) else (example_args,)
+
+    def module(values, groups=()):
+        return _module(fn, values, argnums, function_name(fn, name), jacobian, hessian,
+                       value_only, [a if isinstance(a, TensorSpec) else None for a in args],
+                       groups)
+    if any(isinstance(a, TensorSpec) for a in args):
+        source = polymorphic_source(args, module)
+    else:
+        source = module(args).source()
+    _audit(source)
+    with open(os.fspath(path), "w", encoding="utf-8") as handle:
+        handle.write(source)
+    return source
+
+
+def _module(fn, args, argnums, fname, jacobian, hessian, value_only, specs, groups):
+    """The `_Module` of `fn` traced on `args` (values; `specs[k]` the TensorSpec argument
+    k stands for, if any, whose None dimensions the function sees as None)."""
     signature(args, arrays_only=True)   # the argument check of tapec.function
-    low = lower(fn, args, argnums)
+    low = _lower(fn, args, argnums, specs)
+    unit = not value_only and _unit(low.flat)
+    if unit:        # a (1, 1) x^T A x: differentiated as the scalar it holds
+        low = _lower(_as_scalar(fn), args, argnums, specs)
     if low.effects:
         names = ", ".join(sorted({repr(v.name) for v, _ in low.effects}))
         raise ExportError(f"tapec.export: the function assigns Variable(s) {names}; an "
@@ -98,12 +136,39 @@ def _write(f, example_args, path, argnums, jacobian, hessian, name, value_only):
                           "exported module is a pure function of its arguments, which "
                           "cannot draw fresh random values or print at every call. Pass "
                           "random values in as arguments, and print outside the function")
-    module = _Module(low, fn, args, function_name(fn, name), jacobian, hessian, value_only)
-    source = module.source()
-    _audit(source)
-    with open(os.fspath(path), "w", encoding="utf-8") as handle:
-        handle.write(source)
-    return source
+    return _Module(low, fn, args, fname, jacobian, hessian, value_only, specs, groups, unit)
+
+
+def _unit(flat) -> bool:
+    """One floating result of size 1 that is not a scalar."""
+    return len(flat) == 1 and flat[0] is not None and flat[0]._dtype.kind in "fc" and \
+        len(flat[0]._shape) > 0 and all(d == 1 for d in flat[0]._shape)
+
+
+def _as_scalar(fn):
+    """`fn` with its size-1 result reshaped to a scalar (its parameters, for the module's
+    names, seen through `__wrapped__`)."""
+    @functools.wraps(fn)
+    def scalar(*args):
+        return reshape(fn(*args), ())
+    return scalar
+
+
+def _lower(fn, args, argnums, specs):
+    """`tapec.function.lower`, where the TensorSpec arguments' None dimensions read as None
+    in the traced tensors' static shapes (as under tf.function's input_signature), so that
+    Python code cannot bake the example's size into the module."""
+    if not any(s is not None and s._shape is not None and None in s._shape for s in specs):
+        return lower(fn, args, argnums)
+    signature_ = [s if s is not None else TensorSpec(np.shape(value_of(a)) if not
+                                                     is_python_number(a) else ())
+                  for s, a in zip(specs, args)]
+    function = Function(fn, "value", argnums, input_signature=signature_)
+    call = Call(tuple(args), {}, function._parameters)
+    for k in function._argnums:
+        call.leaf_of_argument(k, "export")
+    tape, traced, result = function._record(call, splicing=False)
+    return lower_trace(function, tape, call, traced, result)
 
 
 # --- the module -----------------------------------------------------------------------------
@@ -111,8 +176,12 @@ def _write(f, example_args, path, argnums, jacobian, hessian, name, value_only):
 class _Module:
     """Builds every output from one trace and prints the module."""
 
-    def __init__(self, low, fn, args, fname, want_jacobian, want_hessian, value_only=False):
+    def __init__(self, low, fn, args, fname, want_jacobian, want_hessian, value_only=False,
+                 specs=(), groups=(), unit=False):
         self.low, self.fn, self.args, self.fname = low, fn, args, fname
+        # per argument its TensorSpec or None; per size symbol _size<k> the (argument,
+        # axis) pairs it is read from
+        self.specs, self.groups = list(specs) or [None] * len(args), list(groups)
         self.argnums = low.function._argnums
         self.single = low.function._single
         for node in low.feeds:
@@ -132,10 +201,20 @@ class _Module:
             raise ExportError("tapec.export: hessian=True needs a function that returns a "
                               "floating scalar")
         self.kinds = {"value": low.derive("value")}
+        if unit:      # `<name>` returns f's own (1, 1) value; the others, the scalar's
+            self.kinds["value"] = ([n.inputs[0] for n in self.kinds["value"][0]],
+                                   self.kinds["value"][1])
         if self.scalar:
             self.kinds["grad"] = low.derive("grad")
         if want_jacobian:
             self.kinds["jacobian"] = low.derive("jacobian")
+            if unit:    # as tapec.jacobian: f's own (1, 1) shape + the argument's
+                nodes, structure = self.kinds["jacobian"]
+                shape = tuple(self.kinds["value"][0][0].shape)
+                with low.builder:
+                    nodes = [reshape(Tensor._symbolic(n), shape + tuple(n.shape))._node
+                             for n in nodes]
+                self.kinds["jacobian"] = (nodes, structure)
         if want_hessian:
             self.kinds["hessian"] = low.derive("hessian")
         adjoints = self._adjoints() if self.scalar else []
@@ -185,28 +264,63 @@ class _Module:
     # -- printing --
 
     def source(self) -> str:
+        return self.header() + self.body()
+
+    def header(self, sizes=None) -> str:
+        """The header comment and the docstring (`sizes`: signature.docstring's)."""
+        self._printed          # noqa: B018 - which form, for the docstring
         # The only mention of tapec is this comment. No user text is in the first two
         # lines, where a comment could declare the file's encoding.
-        lines = [(f"# Generated by tapec {__version__} (tapec.export). Do not edit: export "
-                  "the function again."), 'r"""' + docstring(self) + '"""']
-        functions = self._functions()
+        return "\n".join([(f"# Generated by tapec {__version__} (tapec.export). Do not "
+                           "edit: export the function again."),
+                          'r"""' + docstring(self, sizes) + '"""']) + "\n"
+
+    def body(self) -> str:
+        """Everything after the docstring: imports, embedded values, helpers, functions."""
+        lines = []
+        functions = self._printed
         code = "\n".join(line for function in functions for line in function)
         if re.search(r"\bmath\.", code):
             lines.append("import math")
         lines.append("import numpy as np")
+        if self.array_api:
+            lines += ["", "try:", "    import array_api_compat",
+                      "except ImportError:         # NumPy arrays, and arrays that name their "
+                      "namespace", "    array_api_compat = None"]
         if self.constants:
             lines += ["", ("# Values the function read when it was exported (a snapshot, "
                            "exact to the bit).")]
+            prefix = "_data_" if self.array_api else ""
             for name in self.constants:
                 what, value = self.constant_info[name]
                 lines.append(f"# {what}, {value.dtype.name} {value.shape}")
-                lines += array_source(value, f"{name} = ")
-        if self._helpers:
-            for helper in self._helpers:
-                lines += ["", "", *HELPERS[helper]]
+                lines += array_source(value, f"{prefix}{name} = ")
+        for helper in self._helpers:
+            lines += ["", "", *HELPERS[helper]]
+        standard_gaps = helpers(code.splitlines()) if self.array_api else []
+        for helper in standard_gaps:
+            lines += ["", "", *helper]
         for function in functions:
             lines += ["", "", *function]
-        return "\n".join(lines) + "\n"
+        text = "\n".join(lines) + "\n"
+        # The helpers for the standard's gaps are the module's own: `_xp_einsum`, a name no
+        # user name can take (they never start with `_`), and no mention of tapec.
+        gaps = {re.match(r"def (\w+)", h[0]).group(1) for h in standard_gaps}
+        if gaps:
+            text = re.sub(r"\b(" + "|".join(sorted(gaps)) + r")\b",
+                          lambda m: "_xp_" + m.group(1)[len("tapec_xp_"):], text)
+        return text
+
+    @functools.cached_property
+    def _printed(self) -> list:
+        """The functions' lines: the array-API form (any namespace), or NumPy's where an op
+        of the program has no array-API form (docs/array_api.md). Sets `array_api`."""
+        self.array_api = True
+        try:
+            return self._functions()
+        except NoArrayApiForm:
+            self.array_api = False
+            return self._functions()
 
     _helpers: list
 
@@ -226,7 +340,8 @@ class _Module:
             out.append(self._function(
                 "grad", grad_nodes, grad_names, pack_grad,
                 f"The gradient of {self.fname} with respect to {wrt}."))
-            # As tapec.value_and_grad: the value is the scalar itself, not f's structure.
+            # As tapec.value_and_grad: the value is the scalar itself, not f's structure
+            # (or f's size-1 array, whose one element the gradient is of).
             out.append(self._function(
                 "value_and_grad", value_nodes + grad_nodes, value_names + grad_names,
                 lambda names: f"{names[0]}, {pack_grad(names[1:])}",
@@ -274,12 +389,23 @@ class _Module:
 
         def guard(node, args):
             return self._guard(node, args, names) if node.op is GUARD else None
+        form = ARRAY_API if self.array_api else None
         try:
-            body = statements(order, names, self.namer.function(outputs, output_names), guard)
+            body = statements(order, names, self.namer.function(outputs, output_names), guard,
+                              form=form)
+        except NoArrayApiForm:
+            raise
         except CodegenError as error:
             raise ExportError(f"tapec.export: {error}") from None
         lines = [f"def {self.functions[kind]}({', '.join(self.params)}):", f'    """{doc}"""']
+        if self.array_api:
+            self.need("_namespace")
+            lines.append(f"    xp, device = _namespace({', '.join(self.params)})")
         lines += checks(self)
+        if self.array_api:     # the embedded values this function reads, where xp computes
+            read = set(re.findall(r"\b\w+\b", "\n".join(body)))
+            lines += [f"    {name} = xp.asarray(_data_{name}, device=device)"
+                      for name in self.constants if name in read]
         lines += [piece for line in body for piece in wrapped("    " + line)]
         results = []
         for node, name in zip(outputs, output_names):
@@ -287,13 +413,18 @@ class _Module:
                 results.append("None")
             elif node.op is CONSTANT:
                 # A literal would return a Python number; the caller expects an array.
-                lines.append(f"    {name} = np.asarray({names[node]}, "
-                             f"dtype={dtype_source(node.dtype)})")
+                lines.append(f"    {name} = {self._array_of(names[node], node.dtype)}")
                 results.append(name)
             else:
                 results.append(names[node])
         lines += wrapped_return(pack_results(results))
         return lines
+
+    def _array_of(self, expression, dtype) -> str:
+        if not self.array_api:
+            return f"np.asarray({expression}, dtype={dtype_source(dtype)})"
+        name = "bool" if np.dtype(dtype).name == "bool" else np.dtype(dtype).name
+        return f"xp.asarray({expression}, dtype=xp.{name}, device=device)"
 
     def need(self, helper):
         """Write `helper` (signature.HELPERS) into the module: a function calls it."""
@@ -305,25 +436,30 @@ class _Module:
         expected = node.attrs["expected"]
         (value,) = node.inputs
         test = guard_test(args[0], expected)
+        if self.array_api:
+            test = test.replace("np.isnan(", "xp.isnan(")
         seen = number_source(expected) if not isinstance(expected, tuple) else \
             f"the array {list(expected[2])!r:.40}"
         if value in self.low.feeds or not value.inputs:
             what = args[0]
         else:
-            what = f"{value.op.name}({', '.join(names[i] for i in value.inputs)})"
+            # a constant as its NumPy literal: `0.0`, not the array-API form's xp.asarray
+            what = f"{value.op.name}(" + ", ".join(
+                NUMPY.constant(i) if i.op is CONSTANT else names[i] for i in value.inputs) + ")"
         what = what if len(what) <= 60 else what[:57] + "..."   # tapec's names: no escaping
         return [f"if {test}:",
                 "    raise ValueError(\"input outside the traced branch: \"",
                 f"                     {what + ' was ' + seen + ' when exported'!r})"]
 
 def _audit(source: str):
-    """The finished module parses, and imports nothing but numpy (and math for erf)."""
+    """The finished module parses, and imports nothing but numpy (math for erf, and
+    array_api_compat where it is installed)."""
     imported = set()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             imported.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             imported.add(f"from {node.module}")
-    if not imported <= {"numpy", "math"}:
+    if not imported <= {"numpy", "math", "array_api_compat"}:
         raise RuntimeError(f"tapec.export wrote imports of {sorted(imported)}; this is a bug "
                            "in tapec")

@@ -35,6 +35,7 @@ from ..tensor import Tensor, Variable, constant
 from .layout import ExportError
 from .module import _write
 from .naming import identifier
+from .sizes import SIZES
 
 __all__ = ["save", "load", "LOADER"]
 
@@ -61,9 +62,10 @@ def save(obj, export_dir, signatures=None, options=None):
     tf.function attribute with an input_signature, if there is exactly one.
 
     Raises ValueError for a function traced with Python-value (non-tensor), keyword or
-    nested arguments, for a signature whose result nests, and ExportError for a function that assigns Variables (a saved function is
-    pure: save the update elsewhere). `options` is accepted and must be None.
-    """
+    nested arguments, for a signature whose result nests, and ExportError for a function
+    that assigns Variables (a saved function is pure: save the update elsewhere).
+    `options` is accepted and must be None. An input_signature with None dimensions is
+    saved as one module for every size (tapec.export's TensorSpec arguments)."""
     from ..namespaces.module import Module
     if not isinstance(obj, Module):
         raise TypeError(f"tf.saved_model.save: expected a tf.Module, got {type(obj).__name__}")
@@ -194,7 +196,8 @@ def _check_signature_outputs(key, function, entries):
     """As TensorFlow: a signature returns a tensor, a flat sequence of tensors or a dict
     of str to tensor. The function is pure (its export succeeded): run it on zeros."""
     for entry in entries:
-        result = function(*[np.zeros(s["shape"], s["dtype"]) for s in entry["inputs"]])
+        result = function(*[np.zeros([SIZES[0] if d is None else d for d in s["shape"]],
+                                     s["dtype"]) for s in entry["inputs"]])
         items = result.items() if isinstance(result, dict) else \
             enumerate(result) if isinstance(result, (tuple, list)) else [(0, result)]
         for name, value in items:
@@ -214,11 +217,13 @@ def _attribute_of(function, functions):
 
 
 def _example_arguments(attribute, function) -> list:
-    """One tuple of example arrays (zeros) per signature to save."""
+    """One tuple of example arguments per signature to save: zeros, or the TensorSpecs
+    of an input_signature with None dimensions (an export for every size)."""
     spec = function.input_signature
     flat = nest.flatten(list(spec)) if spec is not None else []
-    if spec is not None and flat == list(spec) and all(
-            s._shape is not None and None not in s._shape for s in spec):
+    if spec is not None and flat == list(spec) and all(s._shape is not None for s in spec):
+        if any(None in s._shape for s in spec):    # one module for every size
+            return [tuple(spec)]
         return [tuple(np.zeros(s._shape, s._dtype) for s in spec)]
     examples = {}
     for key in function._traces:
@@ -256,9 +261,15 @@ def _save_function(attribute, function, directory, files) -> list:
             raise ExportError(f"tf.saved_model.save: cannot save {attribute}: {error}") \
                 from None
         entries.append({"file": f"{stem}_{k}", "entry": stem, "inputs": [
-            {"name": names[i] if i < len(names) else f"arg{i}", "shape": list(a.shape),
-             "dtype": a.dtype.name} for i, a in enumerate(example)]})
+            {"name": names[i] if i < len(names) else f"arg{i}", "shape": _shape(a),
+             "dtype": np.dtype(a.dtype if isinstance(a, np.ndarray) else a._dtype).name}
+            for i, a in enumerate(example)]})
     return entries
+
+
+def _shape(example) -> list:
+    """An example argument's shape for the manifest: None (JSON null) for any size."""
+    return list(example.shape) if isinstance(example, np.ndarray) else list(example._shape)
 
 
 def _parameters(function) -> list:
@@ -284,7 +295,8 @@ Use it with NumPy only:
     loaded.variables                           # read-only NumPy arrays
 
 Each function is saved for the input shapes and dtypes it was traced with (see
-manifest.json); other shapes or dtypes raise ValueError. The functions embed the
+manifest.json; a null dimension takes any size); other shapes or dtypes raise
+ValueError. The functions embed the
 variables' values: the loaded variables are a read-only copy.
 """
 import importlib.util
@@ -350,7 +362,8 @@ def _matching(specs, args):
             if hasattr(value, "dtype") or not np.can_cast(array.dtype, dtype, "same_kind"):
                 return None
             array = array.astype(dtype)
-        if array.shape != tuple(spec["shape"]):
+        if array.ndim != len(spec["shape"]) or any(
+                want is not None and want != got for want, got in zip(spec["shape"], array.shape)):
             return None
         arrays.append(array)
     return arrays

@@ -19,27 +19,48 @@ from .layout import WIDTH, ExportError, display, doc_safe
 
 
 def checks(module) -> list:
-    """Argument checks: the traced shapes and dtypes, and Python numbers' values. Each
-    check asks `module.need` for the helper it calls."""
+    """Argument checks: the traced shapes and dtypes, and Python numbers' values; then
+    each size symbol `_size<k>` read from the arguments' None dimensions. Each check asks
+    `module.need` for the helper it calls."""
     lines = []
-    for param, arg in zip(module.params, module.args):
-        if is_python_number(arg):
+    for k, (param, arg) in enumerate(zip(module.params, module.args)):
+        if is_python_number(arg) and module.specs[k] is None:
             module.need("_fixed")
             lines.append(f"    _fixed({param!r}, {param}, {number_source(arg)})")
         else:
-            module.need("_checked")
-            lines.append(f"    {param} = _checked({param!r}, {param}, {arg_shape(arg)}, "
-                         f"{np.dtype(arg_dtype(arg)).name!r})")
+            module.need("_checked_in" if module.array_api else "_checked")
+            lines.append(f"    {param} = _checked({param!r}, {param}, "
+                         f"{declared_shape(module, k)}, {np.dtype(arg_dtype(arg)).name!r}" +
+                         (", xp, device)" if module.array_api else ")"))
+    for k, dims in enumerate(module.groups):
+        if len(dims) == 1:
+            ((a, axis),) = dims
+            lines.append(f"    _size{k} = {module.params[a]}.shape[{axis}]")
+        else:
+            module.need("_same_size")
+            lines.append(f"    _size{k} = _same_size(" + ", ".join(
+                f"({module.params[a]!r}, {module.params[a]}, {axis})" for a, axis in dims) +
+                ")")
     return lines
 
 
-def docstring(module) -> str:
+def declared_shape(module, k) -> tuple:
+    """Argument k's shape in the module's signature: its TensorSpec's (None where any size
+    goes), else the example's."""
+    spec = module.specs[k]
+    return spec._shape if spec is not None else arg_shape(module.args[k])
+
+
+def docstring(module, sizes=None) -> str:
     """The module docstring (raw, without its quotes): functions, signature, formulas,
-    specialized branches, embedded values and what the module needs."""
+    specialized branches, embedded values and what the module needs. `sizes`, for a
+    module that serves every size of its None dimensions, says at which sizes the
+    formulas were printed, when they depend on them."""
     low, f = module.low, module.fname
     wrt = ", ".join(module.params[k] for k in module.argnums)
     what = f if len(module.kinds) == 1 else f"{f} and its derivatives"
-    parts = [f"{what}, exported from a recording of {f} as plain NumPy.",
+    form = "" if module.array_api else " as plain NumPy"    # the last paragraph says more
+    parts = [f"{what}, exported from a recording of {f}{form}.",
              "", "Functions (each computes what it returns from its arguments alone):"]
     call = f"({', '.join(module.params)})"
     for kind, fn_name in module.functions.items():
@@ -49,14 +70,25 @@ def docstring(module) -> str:
     if len(module.argnums) and len(module.kinds) > 1:
         parts.append(f"Derivatives are taken with respect to {wrt}.")
     parts += ["", "Input signature (other shapes or dtypes raise ValueError):"]
-    for param, arg in zip(module.params, module.args):
-        if is_python_number(arg):
+    for k, (param, arg) in enumerate(zip(module.params, module.args)):
+        if is_python_number(arg) and module.specs[k] is None:
             parts.append(f"    {param}: the Python {type(arg).__name__} "
                          f"{number_source(arg)} (fixed when exported)")
         else:
             parts.append(f"    {param}: {np.dtype(arg_dtype(arg)).name} array of shape "
-                         f"{arg_shape(arg)}")
-    parts += ["", "Formulas (LaTeX):"]
+                         f"{declared_shape(module, k)}")
+    if module.groups:
+        parts += ["", *textwrap.wrap(
+            "A None dimension takes any size: the functions read the sizes from their "
+            "arguments. None dimensions traced as one size must be equal "
+            "(ValueError otherwise): " + "; ".join(
+                " = ".join(f"{module.params[a]}.shape[{axis}]" for a, axis in dims)
+                for dims in module.groups if len(dims) > 1) + "."
+            if any(len(dims) > 1 for dims in module.groups) else
+            "A None dimension takes any size: the functions read the sizes from their "
+            "arguments.", WIDTH - 4)]
+    parts += ["", "Formulas (LaTeX):" if sizes is None else
+              f"Formulas (LaTeX), printed at the sizes traced ({sizes}):"]
     parts += _formulas(module)
     if low.guards:
         parts += ["", *textwrap.wrap(
@@ -70,10 +102,18 @@ def docstring(module) -> str:
         for name in module.constants:
             what, value = module.constant_info[name]
             parts.append(f"    {name}: {what}, {value.dtype.name} {value.shape}")
-    needs = "NumPy and the standard library's math (for erf)" if any(
-        n.op.name == "erf" for n in topological_order(
-            [n for nodes, _ in module.kinds.values() for n in nodes])) else "NumPy only"
-    parts += ["", f"Requires {needs}."]
+    if module.array_api:
+        parts += ["", *textwrap.wrap(
+            "Runs on the arrays it is given: NumPy, or any namespace of the array-API "
+            "standard (Dask, JAX, PyTorch, CuPy, array-api-strict; through "
+            "array-api-compat where it is installed), on the arguments' device; results "
+            "are arrays of that namespace. Requires NumPy.", WIDTH - 4)]
+    else:
+        needs = "NumPy and the standard library's math (for erf)" if any(
+            n.op.name == "erf" for n in topological_order(
+                [n for nodes, _ in module.kinds.values() for n in nodes])) else "NumPy only"
+        parts += ["", f"Requires {needs} (an op of the function has no array-API form: "
+                      "NumPy arrays only)."]
     return doc_safe("\n".join(parts)) + "\n"
 
 
@@ -143,10 +183,52 @@ HELPERS = {
 def _checked(name, value, shape, dtype):
     """`value` as an array, if it has the shape and dtype this module was exported for."""
     array = np.asarray(value)
-    if array.shape != shape or array.dtype != dtype:
+    if array.ndim != len(shape) or array.dtype != dtype or any(
+            want is not None and want != got for want, got in zip(shape, array.shape)):
         raise ValueError(f"argument {name}: expected shape {shape} dtype {dtype} (the exported "
                          f"signature), got shape {array.shape} dtype {array.dtype}")
     return array
+'''.strip().splitlines(),
+    "_namespace": r'''
+def _namespace(*args):
+    """The array namespace and device the arguments live in: NumPy's (the fast path) for
+    NumPy arrays, Python numbers and lists; else the array-API namespace of the others
+    (array-api-compat's, which also wraps PyTorch, Dask and CuPy, or their own)."""
+    arrays = [a for a in args if not isinstance(a, _NUMPY_INPUTS)]
+    if not arrays:
+        return np, None
+    if array_api_compat is not None:
+        return array_api_compat.array_namespace(*arrays), array_api_compat.device(arrays[0])
+    found = {a.__array_namespace__() for a in arrays if hasattr(a, "__array_namespace__")}
+    if len(found) != 1 or not all(hasattr(a, "__array_namespace__") for a in arrays):
+        types = ", ".join(sorted({type(a).__name__ for a in arrays}))
+        raise TypeError(f"arguments of type {types} need array-api-compat to find their "
+                        "namespace (pip install array-api-compat), or pass NumPy arrays")
+    return found.pop(), getattr(arrays[0], "device", None)
+
+
+_NUMPY_INPUTS = (np.ndarray, np.generic, bool, int, float, complex, list)
+'''.strip().splitlines(),
+    "_checked_in": r'''
+def _checked(name, value, shape, dtype, xp, device):
+    """`value` as an array of `xp`, if it has the shape and dtype this module was exported for
+    (None: any size)."""
+    array = value if xp is np and type(value) is np.ndarray else xp.asarray(value, device=device)
+    if array.dtype != getattr(xp, dtype) or (tuple(array.shape) != shape and (
+            array.ndim != len(shape) or any(want is not None and want != got
+                                            for want, got in zip(shape, array.shape)))):
+        raise ValueError(f"argument {name}: expected shape {shape} dtype {dtype} (the exported "
+                         f"signature), got shape {tuple(array.shape)} dtype {array.dtype}")
+    return array
+'''.strip().splitlines(),
+    "_same_size": r'''
+def _same_size(*dimensions):
+    """The size of argument dimensions exported as one None dimension, which must agree."""
+    sizes = [(f"{name}.shape[{axis}]", value.shape[axis]) for name, value, axis in dimensions]
+    if len({size for _, size in sizes}) > 1:
+        raise ValueError("these None dimensions were exported as one size and must be equal: "
+                         + ", ".join(f"{where} = {size}" for where, size in sizes))
+    return sizes[0][1]
 '''.strip().splitlines(),
     "_fixed": r'''
 def _fixed(name, value, exported):

@@ -14,10 +14,14 @@ no such form fits) leaves the program specialized: a new size traces again.
 
 When the first call's size prints differently (a power of two: the simplifier writes
 x / 4 as 0.25 * x), the three probes alone decide. The probes run the Python function
-(its side effects included) three more times on the first call, as TensorFlow may run a function more than once per trace; they are not counted
-by `experimental_get_tracing_count`. Inside the function, the arguments' static
+(its side effects included) three more times on the first call, as TensorFlow may run
+a function more than once per trace; they are not counted by
+`experimental_get_tracing_count`. Inside the function, the arguments' static
 `shape` holds None for their None dimensions, as in TensorFlow, so sizes are read
 with `tf.shape(x)` (a tensor computed per call), not baked in through Python.
+
+The comparison itself (`sized_source`) reads source text only: `tapec.export` runs it on
+the modules it writes for TensorSpec example arguments (tapec/export/sizes.py).
 """
 from __future__ import annotations
 
@@ -96,31 +100,12 @@ def generalize(traces: list, size_maps: list, dims: list, sizes: dict) -> Trace 
                 or other.streams is not first.streams or \
                 [p for p, _ in other.prints] != [p for p, _ in first.prints]:
             return None
-    streams = [_tokens(t.source) for t in traces]
-    if any(len(s) != len(streams[0]) for s in streams):
-        return None
     symbols = sorted(set(sizes.values()))            # one symbol per distinct actual size
-    guards = _guard_rows(first.source)
-    replacements = []
-    for tokens in zip(*streams):
-        kinds_texts = {(tok.type, tok.string) for tok in tokens}
-        if len(kinds_texts) == 1:
-            continue
-        # A guard checks a value Python read; if it follows the size, what Python did
-        # with it may follow the size in ways three sizes cannot show (min(n, 1000)).
-        if any(tok.type != tokenize.NUMBER for tok in tokens) or tokens[0].start[0] in guards:
-            return None
-        values = [ast.literal_eval(tok.string) for tok in tokens]
-        expression = _fit(values, symbols, size_maps)
-        if expression is None:
-            return None
-        replacements.append((tokens[0].start, tokens[0].end, expression))
-    if not replacements:
-        return first                 # no number follows a size: the program is generic
-    taken = {tok.string for tok in streams[0] if tok.type == tokenize.NAME}
-    if any(f"_size{k}" in taken for k in range(len(symbols))):
+    source = sized_source([t.source for t in traces], size_maps, symbols)
+    if source is None:
         return None
-    source = _rewrite(first.source, replacements)
+    if source == first.source:
+        return first                 # no number follows a size: the program is generic
     source = _bind_sizes(source, first.feeds, dims, sizes, symbols)
     if source is None:
         return None
@@ -130,14 +115,50 @@ def generalize(traces: list, size_maps: list, dims: list, sizes: dict) -> Trace 
                  first.dtypes, first.written, first.streams, first.prints)
 
 
+def sized_source(sources: list, size_maps: list, symbols: list, bound=False) -> str | None:
+    """`sources[0]` with each number that follows a size written as an expression of the
+    size symbols `_size{k}` (`symbols[k]` an actual size; `size_maps[i]` maps it to the
+    size `sources[i]` was made at); `sources[0]` itself when no number differs; None when
+    the sources differ in another way (their structure, a guard, a number no form fits).
+    With `bound`, the sources bind the symbols themselves; else no name in them may be
+    one.
+
+    The sources are compared token by token; a guard (an `if` whose body only returns None
+    or raises) may not differ: its value was read by Python, which may have used it in
+    ways that three sizes cannot show (min(n, 1000))."""
+    streams = [_tokens(source) for source in sources]
+    if any(len(s) != len(streams[0]) for s in streams):
+        return None
+    guards = _guard_rows(sources[0])
+    replacements = []
+    for tokens in zip(*streams):
+        if len({(tok.type, tok.string) for tok in tokens}) == 1:
+            continue
+        if any(tok.type != tokenize.NUMBER for tok in tokens) or tokens[0].start[0] in guards:
+            return None
+        values = [ast.literal_eval(tok.string) for tok in tokens]
+        expression = _fit(values, symbols, size_maps)
+        if expression is None:
+            return None
+        replacements.append((tokens[0].start, tokens[0].end, expression))
+    if not replacements:
+        return sources[0]
+    taken = {tok.string for tok in streams[0] if tok.type == tokenize.NAME}
+    if not bound and any(f"_size{k}" in taken for k in range(len(symbols))):
+        return None
+    return _rewrite(sources[0], replacements)
+
+
 def _guard_rows(source) -> set:
-    """The lines of the guards' tests (`if <test>: return None`)."""
+    """The lines of the guards' tests (`if <test>: return None`, or `raise` in an
+    exported module)."""
     rows = set()
     for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.If) and len(node.body) == 1 and \
-                isinstance(node.body[0], ast.Return) and node.body[0].value is not None and \
-                isinstance(node.body[0].value, ast.Constant) and \
-                node.body[0].value.value is None:
+        if isinstance(node, ast.If) and len(node.body) == 1 and (
+                isinstance(node.body[0], ast.Raise) or (
+                    isinstance(node.body[0], ast.Return) and
+                    isinstance(node.body[0].value, ast.Constant) and
+                    node.body[0].value.value is None)):
             rows.update(range(node.lineno, node.test.end_lineno + 1))
     return rows
 
