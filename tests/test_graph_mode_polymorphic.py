@@ -78,3 +78,21 @@ def test_ones_like_and_zeros_like_follow_the_batch_size_in_one_trace():
         np.testing.assert_allclose(g.numpy(), 1 - np.tanh(x) ** 2, rtol=1e-13)
         assert ones.dtype == tf.int32 and ones.numpy().tolist() == np.ones((n, 3), int).tolist()
     assert f.experimental_get_tracing_count() == 1
+
+
+def test_a_functional_gradient_called_inside_follows_each_batch_size():
+    # The inner function's trace key was the static shape (None for the batch), so the
+    # program traced at the first size was replayed at the next one.
+    w = np.array([0.5, -1.0, 2.0])
+    g = tf.grad(lambda w, X: tf.reduce_mean(tf.tanh(tf.linalg.matvec(X, w))))
+
+    @tf.function(input_signature=[tf.TensorSpec([3], tf.float64),
+                                  tf.TensorSpec([None, 3], tf.float64)])
+    def outer(w, X):
+        return g(w, X)
+
+    for n in (4, 9, 5):
+        X = np.random.default_rng(n).normal(size=(n, 3))
+        t = np.tanh(X @ w)
+        np.testing.assert_allclose(outer(w, X).numpy(), X.T @ (1 - t * t) / n, rtol=1e-12)
+    assert outer.experimental_get_tracing_count() == 1

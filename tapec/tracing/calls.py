@@ -30,13 +30,14 @@ def signature(args, arrays_only=False, foreign_arrays=False) -> tuple:
     parts = []
     for a in args:
         if type(a) is Tensor:           # the common leaf, without the shape property
-            shape = a._shape if a._static_shape is None else a._static_shape
-            parts.append(("tensor", tuple(shape), _dtype_str(a._dtype)))
+            # Its true shape, not the static one: inside a trace with None dimensions
+            # the static shape is the same for every size, and programs are not.
+            parts.append(("tensor", tuple(a._shape), _dtype_str(a._dtype)))
         elif isinstance(a, Variable):
             # The Variable itself is traced (read at every call), so it is the signature.
             parts.append(("variable", id(a), tuple(a.shape), np.dtype(a._dtype).str))
         elif isinstance(a, Tensor):
-            parts.append(("tensor", tuple(a.shape), np.dtype(a._dtype).str))
+            parts.append(("tensor", tuple(a._shape), np.dtype(a._dtype).str))
         elif isinstance(a, (np.ndarray, np.generic)):
             parts.append(("tensor", a.shape, a.dtype.str))
         elif isinstance(a, (bool, int, float, complex)):
