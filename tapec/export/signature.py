@@ -224,11 +224,12 @@ def _checked(name, value, shape, dtype, xp, device):
     "_same_size": r'''
 def _same_size(*dimensions):
     """The size of argument dimensions exported as one None dimension, which must agree."""
-    sizes = [(f"{name}.shape[{axis}]", value.shape[axis]) for name, value, axis in dimensions]
-    if len({size for _, size in sizes}) > 1:
+    sizes = [value.shape[axis] for _, value, axis in dimensions]
+    if sizes.count(sizes[0]) != len(sizes):     # text only for the error: this runs per call
         raise ValueError("these None dimensions were exported as one size and must be equal: "
-                         + ", ".join(f"{where} = {size}" for where, size in sizes))
-    return sizes[0][1]
+                         + ", ".join(f"{name}.shape[{axis}] = {value.shape[axis]}"
+                                     for name, value, axis in dimensions))
+    return sizes[0]
 '''.strip().splitlines(),
     "_fixed": r'''
 def _fixed(name, value, exported):
