@@ -34,7 +34,7 @@ def test_latex_of_a_plain_numpy_function(model_dir):
     done = run("latex", "model.py:quad", "--arg", "x=float64[3]", "--arg", "A=float64[3,3]",
                "--wrt", "x", cwd=model_dir)
     assert done.returncode == 0, done.stderr
-    assert _flat("A x + A^{T} x") in _flat(done.stdout)
+    assert _flat("\\left(A + A^{T}\\right) x") in _flat(done.stdout)
 
 
 def test_latex_of_a_layer_gradient_is_an_outer_product(model_dir):
