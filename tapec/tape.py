@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from . import context, engine, nest
+from . import config, context, engine, nest
 from .autodiff.output_gradients import ONES, seed_entries
-from .ir import graph
+from .ir import graph, sites
 from .ir.recorded import Recorded
 from .ir.graph import Record, new_record
 from .ir.nodes import attrs_key
@@ -89,6 +89,7 @@ class GradientTape:
         self._entered = False       # TensorFlow's "has a tape": entered, not yet released
         self._released_variables = ()   # watched_variables() after a release (as TF)
         self._warned_conversion = False
+        self._call_sites = config.call_sites_enabled()     # see config.set_call_sites
         self._clear()
 
     @property
@@ -216,6 +217,8 @@ class GradientTape:
                 if t._id not in g:
                     g.add_leaf(t._id, PLACEHOLDER, _WATCHED, t._shape, t._dtype, _WATCHED_ROW)
                     self._tensors[t._id] = t
+                    if self._call_sites:
+                        g.sites[t._id] = sites.capture()
                 self._live.add(t._id)
             elif isinstance(t, Variable):
                 if t._dtype.kind not in "fc":
@@ -234,6 +237,7 @@ class GradientTape:
             self._variables[handle] = variable
             self._graph.add_leaf(handle, PLACEHOLDER, _VARIABLE, variable._value.shape,
                                  variable._value.dtype, _VARIABLE_ROW)
+            self._graph.names[handle] = variable._name
             self._live.add(handle)
 
     @property
@@ -325,6 +329,8 @@ class GradientTape:
                 self._tensors[t._id] = t
         g.add(out._id, new_record(Record, (op, attrs or _NO_ATTRS, out._shape, out._dtype,
                                            ids)))
+        if self._call_sites:
+            g.sites[out._id] = sites.capture()
         self._tensors[out._id] = out
         self._live.add(out._id)
 

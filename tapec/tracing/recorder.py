@@ -109,6 +109,7 @@ class TracingTape(GradientTape):
 
     def __init__(self, splicing=False):
         super().__init__(persistent=True, watch_accessed_variables=True)
+        self._call_sites = True     # recorded once per trace: worth their cost
         self.guards = []          # (tensor id, expectation)
         self.assigned = {}        # handle id -> (Variable, tensor of its latest value)
         self._before = {}         # handle id -> (Variable, value before the trace wrote it)
