@@ -7,7 +7,7 @@ code generation and LaTeX work with no special cases). No number is computed her
 """
 from __future__ import annotations
 
-from .. import context
+from ..ir.nodes import origin_setter
 from ..ops import elementwise as ew
 from ..ops.shape import sum_to
 from ..tensor import Tensor
@@ -36,7 +36,7 @@ def build_adjoints(order, on_path, seeds, sources):
 
     for target, seed in seeds:
         accumulate(target, seed)
-    builder = context.current_builder() or _NO_BUILDER
+    builder = origin_setter()
     outer = builder.origin
     for node in reversed(order):
         g = adjoint.get(node)
@@ -52,10 +52,6 @@ def build_adjoints(order, on_path, seeds, sources):
             accumulate(parent, contribution)
     builder.origin = outer
     return [adjoint.get(source) for source in sources]
-
-
-class _NO_BUILDER:       # noqa: N801  (nodes are made outside a builder: no origins)
-    origin = None
 
 
 def _name_cotangent(cotangent, node, on_path):

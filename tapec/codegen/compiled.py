@@ -15,7 +15,9 @@ from dataclasses import dataclass
 # 4: long programs in the compact form (values read once written where they are read,
 #    the Python-float arguments converted by the dispatcher)
 # 5: 0-d float64 programs carry their C version (`gradient_native`, codegen/native.py)
-CODEGEN_VERSION = 6
+# 7: values named after the user's variables (`b_h`, `dloss_dw`), `# from:` comments,
+#    eye for the jacobian seed
+CODEGEN_VERSION = 7
 
 
 # A program compiled before SymPy was imported is not fused (a first gradient must not

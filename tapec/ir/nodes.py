@@ -73,6 +73,19 @@ class Builder:
         return False
 
 
+class _Outside:
+    """Where no builder is active: origins set on it are dropped."""
+    origin = None
+
+
+OUTSIDE = _Outside()
+
+
+def origin_setter():
+    """The active builder (whose `origin` tags the nodes it makes), or OUTSIDE."""
+    return context.current_builder() or OUTSIDE
+
+
 def topological_order(outputs, is_leaf=None, leaves=None) -> list:
     """Nodes reachable from `outputs`, inputs before users (a depth-first post-order,
     inputs left to right); stops below leaves: nodes in the container `leaves`, or
