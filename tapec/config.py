@@ -118,9 +118,10 @@ def set_call_sites(enabled: bool) -> None:
     values after the variables they were assigned to (docs/reading-generated-code.md).
 
     Off by default: finding the caller's frame costs about a microsecond per recorded op,
-    a tenth of a small training step. `tapec.function` traces and `tapec.export` always
-    record call sites (they record once). A derivative compiled before the setting
-    changed is served from the cache as it was: `tapec.clear_cache()` recompiles."""
+    a tenth of a small training step. It applies to `tapec.function` traces too;
+    `tapec.export` always records call sites (it records once, to print). A derivative
+    compiled before the setting changed is served from the cache as it was:
+    `tapec.clear_cache()` recompiles."""
     global _call_sites
     if not isinstance(enabled, bool):
         raise TypeError(f"set_call_sites: enabled must be a bool, got {enabled!r}")

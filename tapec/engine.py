@@ -366,7 +366,10 @@ def _symbolic_graph(g, pruned, request, differentiable, compiled=True):
                 list(zip(request.source_shapes, request.source_dtypes)),
                 batch=request.mode == "batch_jacobian")
     target = nodes.get(request.targets[0]._id) if len(request.targets) == 1 else None
-    names = [derivative_name(target and target.label, s and s.label) for s in sources]
+    several = len(sources) > 1       # unnamed sources are told apart by position
+    names = [derivative_name(target and target.label,
+                             s.label if s is not None and s.label is not None else
+                             f"x{k}" if several else None) for k, s in enumerate(sources)]
     return [_node(c) for c in cotangents], feeds, builder, names
 
 

@@ -229,3 +229,12 @@ def test_exported_modules_say_where_statements_come_from(tmp_path):
     source = tf.export(loss, (x, w), str(tmp_path / "m.py"), argnums=1)
     assert "h = np.tanh(" in source and "b_h = " in source, source
     assert re.search(r"# from: tanh at .*test_readable_source\.py:\d+", source), source
+
+
+def test_a_stem_name_claimed_twice_gets_a_name_outside_it():
+    # Two results of a multi-line template both asked for `df_dx`: every `df_dx_<k>` is
+    # the first one's helper name, so the second must leave the stem (this looped).
+    from tapec.codegen.names import Namer
+    namer = Namer()
+    first, second = namer.claim("df_dx", stem=True), namer.claim("df_dx", stem=True)
+    assert first == "df_dx" and second != first and not second.startswith("df_dx_")

@@ -135,8 +135,9 @@ class Namer:
         return self.take(f"{prefix}{k}")
 
     def _outside_stems(self, base: str) -> str:
-        # Every numbered form of a base under a stem is under it too: move the base out.
-        while self._under_stem(base):
+        # Every numbered form of a base that is a stem, or is under one, is under it
+        # too: move the base out.
+        while base in self._stems or self._under_stem(base):
             base = f"v{base}"
         return base
 

@@ -74,26 +74,42 @@ def describe(site):
 @functools.lru_cache(maxsize=4096)
 def assigned(site):
     """The plain name the site's line assigns the op's result to, or None."""
-    line, end_line, column, end_column = _position(site)
-    if line is None or column is None or end_line is None or end_column is None:
-        return None
-    filename = site[0].co_filename
-    lines = linecache.getlines(filename)
-    if not lines or end_line > len(lines):
-        return None
-    statement = _statement_at(lines, line)
-    if statement is None:
-        return None
-    tree, first = statement
-    for node in ast.walk(tree):
+    for node, is_site in _parsed(site):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
-                isinstance(node.targets[0], ast.Name):
-            value = node.value
-            if (value.lineno + first - 1, value.col_offset,
-                    value.end_lineno + first - 1, value.end_col_offset) == \
-                    (line, column, end_line, end_column):
-                return node.targets[0].id
+                isinstance(node.targets[0], ast.Name) and is_site(node.value):
+            return node.targets[0].id
     return None
+
+
+@functools.lru_cache(maxsize=4096)
+def argument(site):
+    """The plain name passed as the only argument of the site's call (`tape.watch(x)`:
+    "x"), or None."""
+    for node, is_site in _parsed(site):
+        if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords and \
+                isinstance(node.args[0], ast.Name) and is_site(node):
+            return node.args[0].id
+    return None
+
+
+def _parsed(site):
+    """(every node of the statement holding the site, a test whether an expression is
+    the site's instruction), from the source file as linecache has it; () where the file
+    or the instruction's columns are unknown or the statement does not parse alone."""
+    line, end_line, column, end_column = _position(site)
+    if None in (line, end_line, column, end_column):
+        return ()
+    lines = linecache.getlines(site[0].co_filename)
+    statement = _statement_at(lines, line) if end_line <= len(lines) else None
+    if statement is None:
+        return ()
+    tree, first = statement
+    span = (line, column, end_line, end_column)
+
+    def is_site(node):
+        return (node.lineno + first - 1, node.col_offset,
+                node.end_lineno + first - 1, node.end_col_offset) == span
+    return [(node, is_site) for node in ast.walk(tree)]
 
 
 def _statement_at(lines, line):
@@ -109,28 +125,6 @@ def _statement_at(lines, line):
         except SyntaxError:
             continue
         return tree, line - 1 if indented else line
-    return None
-
-
-@functools.lru_cache(maxsize=4096)
-def argument(site):
-    """The plain name passed as the only argument of the site's call (`tape.watch(x)`:
-    "x"), or None."""
-    line, end_line, column, end_column = _position(site)
-    if line is None or column is None or end_line is None or end_column is None:
-        return None
-    statement = _statement_at(linecache.getlines(site[0].co_filename), line) \
-        if line <= len(linecache.getlines(site[0].co_filename)) else None
-    if statement is None:
-        return None
-    tree, first = statement
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords and \
-                isinstance(node.args[0], ast.Name) and \
-                (node.lineno + first - 1, node.col_offset,
-                 node.end_lineno + first - 1, node.end_col_offset) == \
-                (line, column, end_line, end_column):
-            return node.args[0].id
     return None
 
 
