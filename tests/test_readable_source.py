@@ -49,18 +49,21 @@ def statements_with_origins(source):
     return found
 
 
-def mlp_gradient():
+def mlp_gradient(simplify_mode):
+    """An MLP layer's gradient, one statement per op where the mode simplifies ("fast":
+    "full" would fuse tanh's derivative into the product)."""
     x = tf.constant(np.array([[0.5, -1.0]]))
     w = tf.Variable(np.array([[0.1, 0.2, 0.3], [-0.4, 0.5, -0.6]]), name="w")
-    with tf.GradientTape() as tape:
-        h = tf.matmul(x, w)
-        t = tf.tanh(h)
-        loss = tf.reduce_sum(t)
-    return tape.gradient(loss, w), x, w
+    with tf.simplify_mode("off" if simplify_mode == "off" else "fast"):
+        with tf.GradientTape() as tape:
+            h = tf.matmul(x, w)
+            t = tf.tanh(h)
+            loss = tf.reduce_sum(t)
+        return tape.gradient(loss, w), x, w
 
 
-def test_names_come_from_the_users_variables(call_sites):
-    dw, x, w = mlp_gradient()
+def test_names_come_from_the_users_variables(call_sites, simplify_mode):
+    dw, x, w = mlp_gradient(simplify_mode)
     source = tf.generated_source(dw)
     parameters = ast.parse(source).body[-1].args.args
     assert "t" in [p.arg for p in parameters], source       # the forward value t = tanh(h)
@@ -70,8 +73,8 @@ def test_names_come_from_the_users_variables(call_sites):
     np.testing.assert_allclose(dw.numpy(), x.numpy().T @ (1 - t ** 2), rtol=1e-12)
 
 
-def test_every_statement_says_which_op_and_call_site(call_sites):
-    dw, _, _ = mlp_gradient()
+def test_every_statement_says_which_op_and_call_site(call_sites, simplify_mode):
+    dw, _, _ = mlp_gradient(simplify_mode)
     pairs = statements_with_origins(tf.generated_source(dw))
     assert pairs
     for statement, origin in pairs:
@@ -238,3 +241,21 @@ def test_a_stem_name_claimed_twice_gets_a_name_outside_it():
     namer = Namer()
     first, second = namer.claim("df_dx", stem=True), namer.claim("df_dx", stem=True)
     assert first == "df_dx" and second != first and not second.startswith("df_dx_")
+
+
+def test_fused_kernels_keep_their_op_and_name(call_sites):
+    pytest.importorskip("sympy")
+    import sympy  # noqa: F401  (imported, fusion is not deferred to a later call)
+    x = tf.constant(np.array([[0.5, -1.0]]))
+    w = tf.Variable(np.array([[0.1, 0.2], [-0.4, 0.5]]), name="w")
+    with tf.simplify_mode("full"):
+        with tf.GradientTape() as tape:
+            h = tf.matmul(x, w)
+            loss = tf.reduce_sum(tf.tanh(h) ** 2)
+        g = tape.gradient(loss, w)
+    source = tf.generated_source(g)
+    pairs = statements_with_origins(source)
+    assert pairs and all(origin is not None for _, origin in pairs), source
+    assert "fused" not in source and "dloss_dw" in source, source
+    t = np.tanh(x.numpy() @ w.numpy())
+    np.testing.assert_allclose(g.numpy(), x.numpy().T @ (2 * t * (1 - t ** 2)), rtol=1e-12)
