@@ -2,7 +2,9 @@
 
 One statement per node, written by `statements`, the one emitter loop: compiled
 functions (`emit`) and exported modules (tapec.export) both print through it, each
-with its own `Namer` (names.py), so values read `tanh_2 = np.tanh(matmul_1)`. Fed
+with its own `Namer` (names.py), so values read `h = np.tanh(matmul_1)` or
+`tanh_2 = np.tanh(matmul_1)`, and a `# from: <op> at file:line` line (`provenance`)
+stands above the statements of each recorded op. Fed
 values (forward values the tape holds, seeds) are the function's arguments, so the
 compiled function holds no array; Python literals are inlined. The source is registered in `linecache`, so tracebacks and `inspect` show
 the generated lines.
