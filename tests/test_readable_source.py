@@ -105,7 +105,7 @@ def test_only_the_whole_right_hand_side_takes_the_name(call_sites):
     x = tf.constant(np.array([0.2, 0.4]))
     with tf.GradientTape(persistent=True) as tape:
         tape.watch(x)
-        loss = tf.reduce_sum(tf.tanh(x))
+        loss = tf.reduce_sum(tf.tanh(x))     # noqa: F841  (the line whose target names the sum)
     g = tape.recorded.graph
     named = {g[i].op.name: sites.assigned(g.sites[i]) for i in g.ids if i in g.sites}
     assert named["reduce_sum"] == "loss" and named["tanh"] is None
