@@ -15,6 +15,7 @@ from ._version import __version__
 from . import data, nest, numpy_api, ops, random  # noqa: E402,F401  (numpy_api: NumPy calls on tensors)
 from . import numpy_handlers  # noqa: E402,F401  (NumPy functions, by family)
 from .codegen.cache import CACHE as _CACHE, CacheInfo as _CacheInfo  # noqa: E402
+from .codegen.emit import readable as _readable  # noqa: E402
 from .dtypes import (DType, as_dtype, bool_ as bool, complex64, complex128,  # noqa: E402,A004
                      float16, float32, float64, int8, int16, int32, int64, uint8)
 from .custom import custom_gradient  # noqa: E402
@@ -63,8 +64,12 @@ def set_cache_size(maxsize: int) -> None:
     _CACHE.resize(maxsize)
 
 
-def generated_source(gradient: Tensor) -> str:
-    """The NumPy source that computed `gradient`, a tensor returned by a tape."""
+def generated_source(gradient: Tensor, full: bool = False) -> str:
+    """The NumPy source that computed `gradient`, a tensor returned by a tape.
+
+    A derivative of 0-d float64 values runs the same statements on Python floats (or in
+    C) before NumPy; only the NumPy function is shown, unless `full` asks for the whole
+    compiled text (docs/reading-generated-code.md)."""
     if not isinstance(gradient, Tensor):
         raise TypeError(f"generated_source: expected a Tensor returned by a tape, got "
                         f"{type(gradient).__name__}")
@@ -72,7 +77,8 @@ def generated_source(gradient: Tensor) -> str:
         raise ValueError("generated_source: this tensor was not computed by generated code "
                          "(it was not returned by gradient(), or an enclosing tape recorded "
                          "its computation op by op)")
-    return gradient._origin.source
+    source = gradient._origin.source
+    return source if full else _readable(source)
 
 
 # The public names: what is defined or imported above by name, and the ops modules' own

@@ -16,12 +16,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import config, context
-from .ir import graph
+from .ir import graph, sites
 from .autodiff.jacobian import jacobian_rows, seed_node
 from .autodiff.reverse import build_adjoints
 from .codegen.cache import CACHE
 from .codegen.compiled import CODEGEN_VERSION, Compiled
 from .codegen.emit import compile_function, emit, no_collections
+from .codegen.names import derivative_name
 from .ir.nodes import Builder, topological_order
 from .ir.lower import is_structure, lower
 from .ops.shape import CONSTANT, PLACEHOLDER, fill
@@ -325,6 +326,7 @@ def _symbolic_graph(g, pruned, request, differentiable, compiled=True):
 
     with builder:
         nodes = lower(g, pruned.ids, builder.node, leaf)
+        sites.annotate(g, pruned.ids, nodes)
         for k, node_id in enumerate(pruned.ids):
             if node_id in on_path_ids and g[node_id].inputs:
                 feeds.setdefault(nodes[node_id], ("tape", k))
@@ -332,6 +334,7 @@ def _symbolic_graph(g, pruned, request, differentiable, compiled=True):
         for i, (target, given) in enumerate(zip(request.targets, request.seeds)):
             if target._id not in pruned.index:
                 continue
+            builder.origin = nodes[target._id].origin     # a seed comes from its target
             if request.mode != "gradient":
                 seed = seed_node(target._shape, target._dtype)
                 seed_tensor = Tensor._symbolic(seed)
@@ -348,6 +351,7 @@ def _symbolic_graph(g, pruned, request, differentiable, compiled=True):
         # contributions to a value in the same order on every run of a program.
         order = list(dict.fromkeys(nodes[i] for i in pruned.ids if i in on_path_ids))
         on_path = set(order)
+        builder.origin = None
         sources = [nodes.get(s) if ok else None
                    for s, ok in zip(request.source_ids, differentiable)]
         reachable = [s if s in on_path else None for s in sources]
@@ -361,7 +365,12 @@ def _symbolic_graph(g, pruned, request, differentiable, compiled=True):
                 cotangents, seed, target._shape, target._dtype,
                 list(zip(request.source_shapes, request.source_dtypes)),
                 batch=request.mode == "batch_jacobian")
-    return [_node(c) for c in cotangents], feeds, builder
+    target = nodes.get(request.targets[0]._id) if len(request.targets) == 1 else None
+    several = len(sources) > 1       # unnamed sources are told apart by position
+    names = [derivative_name(target and target.label,
+                             s.label if s is not None and s.label is not None else
+                             f"x{k}" if several else None) for k, s in enumerate(sources)]
+    return [_node(c) for c in cotangents], feeds, builder, names
 
 
 def _node(t):
@@ -375,12 +384,13 @@ def _build(g, pruned, request, differentiable, defer_fusion=False) -> Compiled:
 
 def _build_now(g, pruned, request, differentiable, defer_fusion) -> Compiled:
     from .simplify import simplify_program     # (imports above are another module part's)
-    outputs, feeds, builder = _symbolic_graph(g, pruned, request, differentiable)
+    outputs, feeds, builder, names = _symbolic_graph(g, pruned, request, differentiable)
     outputs, order = simplify_program(outputs, feeds, builder, config.simplify_setting(),
                                       defer_fusion)
     title = (f"{request.mode} of {len(request.targets)} target(s) with respect to "
              f"{len(request.source_ids)} source(s)")
-    source, arg_keys = emit(outputs, feeds, "gradient", title, order=order)
+    source, arg_keys = emit(outputs, feeds, "gradient", title, order=order,
+                            output_names=names)
     make = Compiled.provisional if last_stats.get("fusion deferred") else Compiled
     return make(compile_function(source, "gradient"), source, tuple(arg_keys), title)
 
@@ -388,7 +398,7 @@ def _build_now(g, pruned, request, differentiable, defer_fusion) -> Compiled:
 def _interpret(tape, pruned, request, differentiable) -> list:
     """Evaluate the symbolic gradient through the public ops, so enclosing tapes record it."""
     from .tracing.recorder import interpret      # tracing builds on tape, which imports this module
-    outputs, feeds, _ = _symbolic_graph(tape.recorded.graph, pruned, request, differentiable,
+    outputs, feeds, _, _ = _symbolic_graph(tape.recorded.graph, pruned, request, differentiable,
                                         compiled=False)
 
     def fed_value(node):
@@ -416,7 +426,7 @@ def symbolic(tape, request: Request, mode=None):
     pruned, differentiable = _pruned(tape, request)
     if not pruned.on_path:
         return [None] * len(request.source_ids), {}
-    outputs, feeds, builder = _symbolic_graph(g, pruned, request, differentiable,
+    outputs, feeds, builder, _ = _symbolic_graph(g, pruned, request, differentiable,
                                               compiled=False)
     outputs = simplify(outputs, feeds, builder, mode or config.simplify_setting())
     leaves = {}

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from . import config, context, nest, random
-from .codegen.emit import no_collections
+from .codegen.emit import no_collections, readable
 from .tracing import foreign, namespaced
 from .tracing.calls import Call, parameter_names
 from .tracing.program import GUARD_DIFFERS, Lowered, Program, lower_trace
@@ -242,13 +242,14 @@ class Function:
 
     def source(self, *args: Any, **kwargs: Any) -> str:
         """The generated source for the signature of `args` (calling the function first if
-        no call has traced that signature: a trace runs it)."""
+        no call has traced that signature: a trace runs it). Of a program of 0-d float64
+        values, the NumPy function only, as `tapec.generated_source` shows it."""
         call = Call(args, kwargs, self._parameters)
         key = (config.simplify_setting(),) + call.key()
         if key not in self._traces:
             self(*args, **kwargs)
         program = self._traces[key][-1]
-        return (program._compiled or program.compiled()).source
+        return readable((program._compiled or program.compiled()).source)
 
     def _generalized(self, call, program):
         """The Trace that serves every size of the None dimensions, from this call's

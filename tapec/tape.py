@@ -19,10 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from . import context, engine, nest
+from . import config, context, engine, nest
 from .autodiff.explain import warn_integer_sources, warn_not_differentiable
 from .autodiff.output_gradients import ONES, seed_entries
-from .ir import graph
+from .ir import graph, sites
 from .ir.recorded import Recorded
 from .ir.graph import Record, new_record
 from .ir.nodes import attrs_key
@@ -103,6 +103,7 @@ class GradientTape:
         self._warned_conversion = False
         self._postponing = False    # this recording postpones old collections (context.py)
         self._keep = self._persistent   # whether it keeps every recorded Tensor (_clear)
+        self._call_sites = config.call_sites_enabled()     # see config.set_call_sites
         self._clear()
 
     @property
@@ -248,6 +249,8 @@ class GradientTape:
                     g.add_leaf(t._id, PLACEHOLDER, _WATCHED, t._shape, t._dtype, _WATCHED_ROW)
                     self._tensors[t._id] = t
                     self._values[t._id] = t._value
+                    if self._call_sites:
+                        g.sites[t._id] = sites.capture()
                 self._live.add(t._id)
             elif isinstance(t, Variable):
                 if t._dtype.kind not in "fc":
@@ -266,6 +269,7 @@ class GradientTape:
             self._variables[handle] = variable
             self._graph.add_leaf(handle, PLACEHOLDER, _VARIABLE, variable._value.shape,
                                  variable._value.dtype, _VARIABLE_ROW)
+            self._graph.names[handle] = variable._name
             self._live.add(handle)
 
     @property
@@ -361,6 +365,8 @@ class GradientTape:
                 self._values[t._id] = t._value
         g.add(out._id, new_record(Record, (op, attrs or _NO_ATTRS, out._shape, out._dtype,
                                            ids)))
+        if self._call_sites:
+            g.sites[out._id] = sites.capture()
         self._values[out._id] = out._value
         if self._keep:
             self._tensors[out._id] = out     # see _clear

@@ -86,9 +86,12 @@ def test_generated_source_is_readable_numpy(fresh_cache):
     assert "import numpy as np" in source and "def gradient(" in source
     assert "np.square(tanh" in source          # tanh' reuses the forward output
     assert "tapec" not in source.split("\n", 1)[1]
-    # Values are named after their op, numbered per op: `square_1`, `fused_1`, not `t0`.
+    # Values are named after their op, numbered per op (`square_1`, `fused_1`, not `t0`),
+    # cotangents of recorded values `b_<name>`, and the result `d<target>_d<source>`.
     computed = re.findall(r"^    (\w+) = ", source, flags=re.M)
-    assert computed and all(re.fullmatch(r"[a-z_]+_[1-9][0-9]*", n) for n in computed), source
+    assert computed and all(re.fullmatch(r"[a-z_]+_[1-9][0-9]*|b_\w+|df_dx", n)
+                            for n in computed), source
+    assert computed[-1] == "df_dx", source
     fn = g._origin.fn
     assert inspect.getsource(fn).startswith("def gradient(")
     np.testing.assert_allclose(value(g), 1 - np.tanh([0.5, 1.5]) ** 2, rtol=1e-6)

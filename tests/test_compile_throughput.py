@@ -83,7 +83,7 @@ def test_long_program_is_compact_and_compiles():
     n = 1500
     x = tf.constant(0.7, dtype=tf.float64)
     g = _chain(BODIES["w8"], n)(x)
-    source = tf.generated_source(g)
+    source = tf.generated_source(g, full=True)
     scalar_body = source.split("def gradient_scalar(", 1)[1].split("\n\n\n", 1)[0]
     statements = [line for line in scalar_body.splitlines()[1:] if line.strip()]
     assert len(statements) <= n + 2

@@ -168,8 +168,9 @@ def test_mlp_loss(tmp_path):
             RNG.normal(size=(5, 3)))
     source = check_against_tapec(tmp_path, mlp_loss, args, (1, 2, 3), "mlp_loss")
     assert "def value_and_grad_mlp_loss(x, w1, b1, w2):" in source
-    for name in ("dmlp_loss_dw1", "dmlp_loss_db1", "dmlp_loss_dw2", "tanh_1 = xp.tanh(",
-                 "b_tanh_1", "_data_LABELS = np.array(["):
+    # Values the function assigned to a variable keep its name (`h`), cotangents `b_h`.
+    for name in ("dmlp_loss_dw1", "dmlp_loss_db1", "dmlp_loss_dw2", "h = xp.tanh(",
+                 "b_h = ", "_data_LABELS = np.array(["):
         assert name in source, name
     assert max(len(line) for line in source.splitlines()) <= 100
 

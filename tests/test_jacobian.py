@@ -680,5 +680,5 @@ def test_nested_tape_hessian_folds_the_inner_seed_of_ones():
     np.testing.assert_allclose(H.numpy(), A.numpy() + A.numpy().T, rtol=1e-15)
     if tf.config.simplify_setting() != "off":
         body = [line for line in H._origin.source.split("def gradient")[1].splitlines()[1:]
-                if line.strip() and not line.strip().startswith("return")]
+                if line.strip() and not line.strip().startswith(("return", "#"))]
         assert len(body) == 1 and "+" in body[0], H._origin.source

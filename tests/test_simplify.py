@@ -19,7 +19,7 @@ def _computed_lines(source):
     """The statements of the generated function body, without the return."""
     body = source.split("def gradient", 1)[1].splitlines()[1:]
     return [line.strip() for line in body if line.strip() and not
-            line.strip().startswith("return")]
+            line.strip().startswith(("return", "#"))]
 
 
 def test_diag_seed_values_and_gradient():
@@ -43,7 +43,7 @@ def test_square_gradient_is_one_statement_when_simplified(mode, expected, fresh_
     if expected is None:
         assert len(lines) > 1
     else:
-        assert lines == ["multiply_1 = 2.0 * x0"]
+        assert lines == ["df_dx = 2.0 * x0"]
 
 
 def test_mode_is_part_of_the_cache_key(fresh_cache):

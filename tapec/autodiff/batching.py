@@ -9,7 +9,7 @@ compiled call. Nodes that do not depend on the seed (forward values) stay unbatc
 """
 from __future__ import annotations
 
-from ..ir.nodes import topological_order
+from ..ir.nodes import origin_setter, topological_order
 from ..ops.shape import broadcast_to
 from ..tensor import Tensor
 
@@ -26,6 +26,8 @@ def vectorize(outputs, seed_node, batched_seed: Tensor, size: int) -> list:
     """
     nodes = [o._node for o in outputs if o is not None]
     batched = {seed_node: batched_seed}
+    builder = origin_setter()
+    outer = builder.origin
     for node in topological_order(nodes, is_leaf=lambda n: n is seed_node):
         if node is seed_node or not any(i in batched for i in node.inputs):
             continue
@@ -37,12 +39,14 @@ def vectorize(outputs, seed_node, batched_seed: Tensor, size: int) -> list:
         flags = [i in batched for i in node.inputs]
         args = [batched[i] if flag else Tensor._symbolic(i)
                 for i, flag in zip(node.inputs, flags)]
+        builder.origin = node.origin        # the batched node computes what node did
         result = node.op.batch(args, flags, size, **node.attrs)
         expected = (size,) + node.shape
         if result._shape != expected:
             raise AssertionError(f"batching rule of {node.op.name} gave shape "
                                  f"{result._shape}, expected {expected}")
         batched[node] = result
+    builder.origin = outer
     results = []
     for o in outputs:
         if o is None:

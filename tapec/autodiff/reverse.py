@@ -7,6 +7,7 @@ code generation and LaTeX work with no special cases). No number is computed her
 """
 from __future__ import annotations
 
+from ..ir.nodes import origin_setter
 from ..ops import elementwise as ew
 from ..ops.shape import sum_to
 from ..tensor import Tensor
@@ -35,16 +36,29 @@ def build_adjoints(order, on_path, seeds, sources):
 
     for target, seed in seeds:
         accumulate(target, seed)
+    builder = origin_setter()
+    outer = builder.origin
     for node in reversed(order):
         g = adjoint.get(node)
         if g is None or not node.inputs or node.op.vjp is None:
             continue
+        _name_cotangent(g._node, node, on_path)
+        # What the rule builds is the derivative of this op: printed `# from: <op> at ...`
+        builder.origin = node.origin or (node.op.name, None)
         contributions = node.op.vjp(g, tensor(node), *map(tensor, node.inputs), **node.attrs)
         for parent, contribution in zip(node.inputs, contributions):
             if contribution is None or parent not in on_path:
                 continue
             accumulate(parent, contribution)
+    builder.origin = outer
     return [adjoint.get(source) for source in sources]
+
+
+def _name_cotangent(cotangent, node, on_path):
+    """Label `cotangent`, complete, as the cotangent of `node` (printed `b_<node's name>`)
+    unless it is a value of its own: a forward value, a leaf, or one already named."""
+    if cotangent.label is None and cotangent.inputs and cotangent not in on_path:
+        cotangent.label = node
 
 
 def gradient_nodes(target, sources, seed):

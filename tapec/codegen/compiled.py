@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 #    the Python-float arguments converted by the dispatcher)
 # 5: 0-d float64 programs carry their C version (`gradient_native`, codegen/native.py)
 # 7: `xp` and `device` are reserved (the array-API form's names): never a parameter's
-CODEGEN_VERSION = 7
+# 8: values named after the user's variables (`b_h`, `dloss_dw`), `# from:` comments,
+#    eye for the jacobian seed
+CODEGEN_VERSION = 8
 
 
 # A program compiled before SymPy was imported is not fused (a first gradient must not

@@ -2,7 +2,9 @@
 
 One statement per node, written by `statements`, the one emitter loop: compiled
 functions (`emit`) and exported modules (tapec.export) both print through it, each
-with its own `Namer` (names.py), so values read `tanh_2 = np.tanh(matmul_1)`. Fed
+with its own `Namer` (names.py), so values read `h = np.tanh(matmul_1)` or
+`tanh_2 = np.tanh(matmul_1)`, and a `# from: <op> at file:line` line (`provenance`)
+stands above the statements of each recorded op. Fed
 values (forward values the tape holds, seeds) are the function's arguments, so the
 compiled function holds no array; Python literals are inlined. The source is registered in `linecache`, so tracebacks and `inspect` show
 the generated lines.
@@ -22,10 +24,12 @@ run for a call where float arithmetic raises). See `scalar` for the rules.
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import itertools
 import linecache
 import math
+import os
 import re
 import weakref
 
@@ -33,9 +37,10 @@ import numpy as np
 
 from .._version import __version__
 from . import blocks, expressions, native, scalar
+from ..ir import sites
 from ..ir.nodes import topological_order
 from ..ops.shape import CONSTANT, PLACEHOLDER
-from .names import Namer
+from .names import Namer, identifier
 
 
 class CodegenError(RuntimeError):
@@ -62,8 +67,19 @@ def statements(order, names: dict, namer: Namer, special=None, form=None,
     body, pending = [], {}      # pending: value -> (its expression, its precedence)
     forms = {}                  # (op, dtype) -> how its attribute-free nodes bind
 
+    last = [None]           # the origin of the statements under the last `# from:` line
+
+    def say_where(node):
+        """A `# from: <op> at file:line` line above each run of statements that compute
+        or differentiate one recorded op (not in the compact form: it is not read)."""
+        origin = node.origin
+        if uses is None and origin is not None and origin != last[0]:
+            body.append(provenance(origin))
+            last[0] = origin
+
     def write(node, expression):
         name = names[node] = namer.value(node)
+        say_where(node)
         body.append(f"{name} = {expression}")
 
     def argument(i, slot):
@@ -93,6 +109,7 @@ def statements(order, names: dict, namer: Namer, special=None, form=None,
                 body.extend(lines)
             elif form.multiline(node):
                 name = names[node] = namer.value(node)
+                say_where(node)
                 body.extend(form.lines(node, name, args))
             else:
                 write(node, form.expression(node, args))
@@ -196,6 +213,8 @@ def _parameters(fed, given: dict, namer: Namer) -> dict:
     names = {}
     for key, node in fed:
         name = given.get(key)
+        if name is None and isinstance(node.label, str):    # the user's variable
+            name = namer.claim(identifier(node.label))
         if name is None:
             if key[0] == "seed":
                 prefix = "seed"
@@ -208,20 +227,25 @@ def _parameters(fed, given: dict, namer: Namer) -> dict:
                 prefix = node.op.name
             name = namer.parameter(prefix)
         names[node] = name
+        namer.given(node, name)
     return names
 
 
 def emit(outputs, feeds: dict, fn_name: str = "gradient", title: str = "",
-         arg_names: dict | None = None, order=None):
+         arg_names: dict | None = None, order=None, output_names=None):
     """NumPy source of a function computing `outputs` from the fed nodes.
 
     `feeds` maps a node to its argument key, ("tape", k) or ("seed", i); `arg_names`
-    may give a key a parameter name (already a safe identifier). Returns the
+    may give a key a parameter name (already a safe identifier), `output_names` an
+    output its name (`dloss_dw`, an identifier). Returns the
     source and the argument keys in parameter order. The function named `fn_name`
     takes the fed values in that order and returns one value (or None) per output;
     on the fast path of 0-d float64 graphs the values are Python floats.
     """
     order, fed, names, namer = signature(outputs, feeds, arg_names, order)
+    for node, name in zip(outputs, output_names or ()):
+        if node is not None and node.inputs and node not in names and not namer.named(node):
+            namer.assign(node, name)
     fed_names = dict(names)
     uses = _uses(order, names, outputs) if len(order) - len(names) > COMPACT_FROM else None
     body = statements(order, names, namer, uses=uses)
@@ -297,6 +321,46 @@ def _native_version(fn_name, order, feeds, fed, outputs) -> list:
              *c_source.splitlines(), "''')"]]
 
 
+def provenance(origin) -> str:
+    """The comment saying which recorded op the statements below it compute or
+    differentiate: `# from: tanh at train.py:12` (`# from: tanh` where the call site is
+    not recorded, see config.set_call_sites)."""
+    op_name, site = origin
+    if site is None:
+        return f"# from: {comment_text(op_name)}"
+    return f"# from: {comment_text(op_name)} at {_location(site)}"
+
+
+@functools.lru_cache(maxsize=4096)
+def _location(site) -> str:
+    """`file:line`, the file relative to the working directory when it is under it."""
+    filename, line = sites.describe(site)
+    try:
+        relative = os.path.relpath(filename)
+    except ValueError:          # another drive (Windows)
+        relative = filename
+    if not relative.startswith(os.pardir) and os.path.isabs(filename):
+        filename = relative
+    return f"{comment_text(filename)}:{line}"
+
+
+def comment_text(text: str) -> str:
+    """User text (a file name) made safe inside a comment of generated code: letters,
+    digits, spaces and `_./\\:+-@~<>` as they are, every other character as its escape
+    (`\\n`, `\\x2c`, `\\u2028`). No newline can end the comment, and no bracket, comma
+    or quote is left for a line wrapper that breaks code after commas to act on."""
+    return "".join(c if c.isalnum() or c in _COMMENT_SAFE else _escape(c) for c in str(text))
+
+
+_COMMENT_SAFE = frozenset(" _./\\:+-@~<>")
+
+
+def _escape(c: str) -> str:
+    code = ord(c)
+    return f"\\x{code:02x}" if code < 0x100 else \
+        f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
 _CODING = re.compile(r"coding([:=])")
 
 
@@ -347,6 +411,27 @@ def _split_fallback(source: str, fn_name: str):
     start += 1
     blank_lines = source.count("\n", 0, start)
     return source[:start], "\n" * blank_lines + source[start:]
+
+
+def readable(source: str) -> str:
+    """The source as people read it: one body. A program of 0-d float64 values is
+    compiled as a dispatcher, a Python-float copy, its C version and the NumPy body
+    (scalar.py), the same statements in three spellings; this is its header and the
+    NumPy body under the dispatcher's name, with a line saying so. Any other source
+    is returned as it is."""
+    for fn_name in ("gradient", "function"):
+        source_fn, numpy_fn = _split_fallback(source, fn_name)
+        if numpy_fn is not None:
+            break
+    else:
+        return source
+    header = source_fn[:source_fn.index(f"\ndef {fn_name}(")].rstrip("\n").splitlines()
+    numpy_fn = numpy_fn.lstrip("\n").replace(f"def {fn_name}_numpy(", f"def {fn_name}(", 1)
+    return "\n".join([*header, SCALAR_NOTE, "", "", numpy_fn.rstrip("\n")]) + "\n"
+
+
+SCALAR_NOTE = ("# Runs on Python floats (and compiled C) where its values are 0-d float64: "
+               "the same statements")
 
 
 def _compiled_on_first_call(text, filename, name, namespace):

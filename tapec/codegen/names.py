@@ -11,10 +11,12 @@ fresh `Namer`, `tapec.export` one it has seeded with names derived from the user
   name is a *stem*: no other name equals `<stem>_...`, and no stem is the start of a
   name already given out (a parameter named `xent_1_shift` keeps `xent_1` from being
   a stem);
-* no user text: callers pass names they made identifiers of (`identifier`-style
-  sanitizing is theirs); a value's own name comes from its op's name.
+* no user text unsanitized: a node's label (the variable the user assigned it to,
+  `ir.sites`) becomes a name only through `identifier`; callers pass names they made
+  identifiers of.
 
-Values are named after their op, numbered per op from 1: `tanh_2`, `sum_1`, `xent_3`.
+Values are named after their label (`h`, `b_h` for the cotangent of h, `dloss_dw` for a
+result), else after their op, numbered per op from 1: `tanh_2`, `sum_1`, `xent_3`.
 """
 from __future__ import annotations
 
@@ -46,6 +48,22 @@ def op_base(op) -> str:
 
 
 _BASES = {}     # op -> op_base(op): asked once per value of a long program
+
+
+def identifier(text: str, fallback: str = "value") -> str:
+    """User text (a variable's name) as an ASCII identifier: other characters become
+    `_`; no leading `_` or digit (generated helpers own the first, Python forbids the
+    second); `fallback` where nothing is left."""
+    cleaned = re.sub(r"\W", "_", str(text), flags=re.ASCII).lstrip("_0123456789")
+    return cleaned[:40] or fallback
+
+
+def derivative_name(target, source) -> str:
+    """`d<target>_d<source>`: the name of a derivative result, from the labels of the
+    value differentiated and the value it is differentiated by (`f` and `x` unknown)."""
+    f = identifier(target, "f") if isinstance(target, str) else "f"
+    x = identifier(source, "x") if isinstance(source, str) else "x"
+    return f"d{f}_d{x}"
 
 
 def has_helpers(op) -> bool:
@@ -121,19 +139,40 @@ class Namer:
         return self.take(f"{prefix}{k}")
 
     def _outside_stems(self, base: str) -> str:
-        # Every numbered form of a base under a stem is under it too: move the base out.
-        while self._under_stem(base):
+        # Every numbered form of a base that is a stem, or is under one, is under it
+        # too: move the base out.
+        while base in self._stems or self._under_stem(base):
             base = f"v{base}"
         return base
 
     # -- values --
 
     def value(self, node) -> str:
-        """The name of a computed node: given before (`assign`), else after its op."""
+        """The name of a computed node: given before (`assign`), else after its label
+        (the user's variable `h`, `b_h` for the cotangent of h, `dloss_dw`), else after
+        its op (`tanh_2`)."""
         name = self._values.get(node)
         if name is None:
-            name = self._values[node] = self.numbered(op_base(node.op), has_helpers(node.op))
+            label = node.label
+            if label is None:
+                name = self.numbered(op_base(node.op), has_helpers(node.op))
+            else:
+                name = self.claim(self._label_base(label), has_helpers(node.op))
+            self._values[node] = name
         return name
+
+    def _label_base(self, label) -> str:
+        if isinstance(label, str):
+            return identifier(label)
+        # The cotangent of a value: b_<that value's name>, as named here where it is.
+        of = self._values.get(label)
+        if of is None:
+            of = identifier(label.label) if isinstance(label.label, str) else op_base(label.op)
+        return f"b_{of}"
+
+    def given(self, node, name: str) -> None:
+        """Tell the namer that `node` is `name` (a parameter), for `b_<name>`."""
+        self._values.setdefault(node, name)
 
     def named(self, node) -> bool:
         return node in self._values

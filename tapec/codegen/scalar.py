@@ -19,7 +19,8 @@ dispatcher in front of them:
     def gradient_numpy(x0, sin1):            # the ordinary NumPy version
         ...
 
-`tapec.generated_source` shows all three. The dispatcher is the compiled function
+`tapec.generated_source(g, full=True)` shows all three; without `full`, only the NumPy
+function, under the dispatcher's name (emit.readable). The dispatcher is the compiled function
 (`Compiled.fn`), so the engine calls it as before and wraps the float results as 0-d
 arrays of the source dtype, as it wraps NumPy results.
 

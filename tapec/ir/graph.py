@@ -44,10 +44,12 @@ class Recording(dict):
     ids, so the rows are a structural key available without walking the graph.
     """
 
-    __slots__ = ("rows", "ids", "position", "_rows_key")
+    __slots__ = ("rows", "ids", "position", "sites", "names", "_rows_key")
 
     def __init__(self):         # dict.__new__ made the empty dict: no dict.__init__ call
         self.rows, self.ids, self.position = [], [], {}
+        self.sites = {}         # tensor id -> where user code recorded it (ir.sites)
+        self.names = {}         # Variable handle id -> the Variable's name
         self._rows_key = None
 
     def add(self, node_id, record: Record, attrs_row=None):

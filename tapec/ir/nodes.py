@@ -15,14 +15,20 @@ from .. import context
 class Node:
     """One operation in a symbolic graph. Identity is the object; equality is `is`."""
 
-    __slots__ = ("op", "inputs", "attrs", "shape", "dtype", "__weakref__")
+    __slots__ = ("op", "inputs", "attrs", "shape", "dtype", "origin", "label", "__weakref__")
 
-    def __init__(self, op, inputs, attrs, shape, dtype):
+    def __init__(self, op, inputs, attrs, shape, dtype, origin=None):
         self.op = op
         self.inputs = inputs
         self.attrs = attrs
         self.shape = shape
         self.dtype = dtype
+        # For readers of generated code only, never part of a node's identity or of a
+        # cache key: `origin` is (op name, call site or None) of the recorded op this
+        # node computes or differentiates; `label` is a name for it (the user's
+        # variable), or the node whose cotangent it is (printed `b_<that name>`).
+        self.origin = origin
+        self.label = None
 
     def __repr__(self):
         return f"Node({self.op.name}, shape={self.shape}, dtype={self.dtype.name})"
@@ -40,16 +46,17 @@ class Builder:
         self._table = {}
         self._previous = []
         self.op_names = set()       # of every node made: rules needing others cannot fire
+        self.origin = None          # the `origin` of nodes made from now on
 
     def node(self, op, inputs: tuple, attrs: dict, shape: tuple, dtype) -> Node:
         if op.stateful:
             self.op_names.add(op.name)
-            return Node(op, inputs, attrs, shape, dtype)
+            return Node(op, inputs, attrs, shape, dtype, self.origin)
         # Nodes hash and compare by identity, so the inputs themselves key the table.
         key = (op.name, inputs, attrs_key(attrs) if attrs else ())
         found = self._table.get(key)
         if found is None:
-            found = self._table[key] = Node(op, inputs, attrs, shape, dtype)
+            found = self._table[key] = Node(op, inputs, attrs, shape, dtype, self.origin)
             self.op_names.add(key[0])
         return found
 
@@ -64,6 +71,19 @@ class Builder:
     def __exit__(self, *exc):
         context.set_builder(self._previous.pop())
         return False
+
+
+class _Outside:
+    """Where no builder is active: origins set on it are dropped."""
+    origin = None
+
+
+OUTSIDE = _Outside()
+
+
+def origin_setter():
+    """The active builder (whose `origin` tags the nodes it makes), or OUTSIDE."""
+    return context.current_builder() or OUTSIDE
 
 
 def topological_order(outputs, is_leaf=None, leaves=None) -> list:

@@ -84,10 +84,12 @@ def rewrite(outputs, feeds, builder, rules, deadline=None, stats=None, final=Non
                                   is_leaf=lambda n: n in feeds or n in settled)
     if not isinstance(rules, _Dispatch):
         rules = _Dispatch(rules, order, builder)
+    outer = builder.origin
     for node in order:
         if node in feeds or node in settled or not node.inputs:
             memo[node] = node
             continue
+        builder.origin = node.origin        # what replaces a node comes from its op
         inputs = tuple([memo[i] for i in node.inputs])
         current = node if inputs == node.inputs else \
             builder.node(node.op, inputs, node.attrs, node.shape, node.dtype)
@@ -97,11 +99,22 @@ def rewrite(outputs, feeds, builder, rules, deadline=None, stats=None, final=Non
                 rules.refresh()
             current = rewritten
             final.add(current)
+        if current is not node:
+            inherit_label(node, current, feeds)
         if current in final and all(i in settled or i in feeds or not i.inputs
                                     for i in current.inputs):
             settled.add(current)
         memo[node] = current
+    builder.origin = outer
     return [None if o is None else memo[o] for o in outputs]
+
+
+def inherit_label(node, replacement, feeds) -> None:
+    """`replacement` computes `node`'s value: it keeps the name of a value the user named
+    (or of a cotangent) where it has none and is not a value of its own (fed, a leaf)."""
+    if node.label is not None and replacement.label is None and replacement.inputs and \
+            replacement not in feeds:
+        replacement.label = node.label
 
 
 def _apply_rules(node, rules, feeds, stats):

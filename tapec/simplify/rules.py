@@ -2,7 +2,8 @@
 
 Every rule is exact in IEEE arithmetic except where its comment says otherwise (two
 rules change only the sign of a zero result; the batched-matvec rule changes only the
-BLAS summation order). A rule never adds operations.
+BLAS summation order; `cancel_determinant` cancels det A / det A, which is exactly 1
+where the determinant is representable). A rule never adds operations.
 """
 from __future__ import annotations
 
@@ -445,10 +446,30 @@ def single_value_reshaped(n):
             return broadcast_to(reshape(T(source), ()), n.shape)
 
 
+@reads("divide")
+@needs("matrix_determinant")
+@on("multiply")
+def cancel_determinant(n):
+    """(g / det A) * det A -> g   (the derivative of log det A: g A^-T)
+
+    Not exact in general ((1/d) * d rounds to 1 +- 1 ulp; d = 0 or inf gives nan), but
+    for a determinant it is the identity the chain rule goes through: d log det A =
+    tr(A^-1 dA). The product is exactly 1 where det A is finite and nonzero, and where
+    det A over- or underflows (a well-conditioned 400 x 400 matrix) the uncancelled form
+    is nan while A^-T is right; a singular A makes inv(A) raise either way."""
+    if n.op.name != "multiply":
+        return None
+    for quotient, det in (n.inputs, n.inputs[::-1]):
+        if det.op.name == "matrix_determinant" and quotient.op.name == "divide" and \
+                quotient.inputs[1] is det and quotient.shape == n.shape:
+            return _widened(quotient.inputs[0], n)
+    return None
+
+
 ALGEBRA = [multiply_by_one, multiply_by_minus_one, add_zero, subtract_zero, divide_by_one,
            double_negation, add_negation, negate_product, sum_of_equal_terms,
            constant_product, where_same_branches, sqrt_guard_never_met, identity_op,
-           uniform_as_scalar]
+           uniform_as_scalar, cancel_determinant]
 FOLD = [fold_elementwise, fold_structural, fold_sums, fold_full_scatter]
 SHAPES = [transpose_of_transpose, reshape_of_reshape, redundant_broadcast, trivial_shape_ops,
           matmul_by_identity, outer_product, order_keeping_transpose,

@@ -19,6 +19,7 @@ from .calls import identifier, value_of
 from ..codegen.cache import CACHE
 from ..codegen.compiled import CODEGEN_VERSION, IR, Compiled
 from ..codegen.emit import compile_function, emit, no_collections
+from ..ir import sites
 from ..ir.nodes import Builder, structure_key
 from ..ir.lower import is_structure, lower as lower_recording
 from ..ops.shape import CONSTANT, PLACEHOLDER, READ_VARIABLE, fill
@@ -304,6 +305,7 @@ def lower_trace(function, tape, call, traced, result, feed_literals=False) -> Lo
 
     with lowering.builder:
         nodes = lower_recording(g, g.ids, lowering.node, leaf, lowering.nodes)
+        sites.annotate(g, g.ids, nodes)
         for node_id in g.ids:
             r = g[node_id]
             if r.op is READ_VARIABLE:      # fed with the Variable's value at call time

@@ -109,6 +109,8 @@ class TracingTape(GradientTape):
 
     def __init__(self, splicing=False):
         super().__init__(persistent=True, watch_accessed_variables=True)
+        if not splicing:            # an export's trace, recorded once to be printed
+            self._call_sites = True
         self.guards = []          # (tensor id, expectation)
         self.assigned = {}        # handle id -> (Variable, tensor of its latest value)
         self._before = {}         # handle id -> (Variable, value before the trace wrote it)

@@ -121,7 +121,9 @@ class Splice:
                 op = node.op
                 inputs = tuple([known(i) or self._operand(i, op, lowering, built)
                                 for i in node.inputs])
-                built[node] = make(op, inputs, node.attrs, node.shape, node.dtype)
+                made = built[node] = make(op, inputs, node.attrs, node.shape, node.dtype)
+                if made.origin is None:         # for the comments and names of the code
+                    made.origin, made.label = node.origin, made.label or node.label
         return built
 
     def _operand(self, node, consumer: Op, lowering, built):

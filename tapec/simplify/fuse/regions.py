@@ -30,6 +30,7 @@ import logging
 import time
 
 from ...ir.nodes import topological_order
+from ..passes import inherit_label
 from . import settings           # read when used (tests and tuning change them)
 from .exact import exact_program
 from .fused_op import FUSED
@@ -127,13 +128,16 @@ def fuse_elementwise(outputs, feeds, builder) -> FusedOutputs:
                                      lambda name, node: fed_by_op.get((name, (node,))))
 
     memo = {n: n for n in feeds}         # a kernel may read fed values the graph did not
+    outer = builder.origin
     for n in order:
+        builder.origin = n.origin        # a kernel comes from the op of the value it computes
         if n in feeds or not n.inputs:
             memo[n] = n
         elif n in replaced:
             inputs, attrs = replaced[n]
             memo[n] = builder.node(FUSED, tuple(memo[i] for i in inputs), attrs,
                                    n.shape, n.dtype)
+            inherit_label(n, memo[n], feeds)
             stats["fused"] += 1
         elif group_of.get(n, n) in replaced:
             continue                     # computed inside its group's fused node
@@ -141,6 +145,8 @@ def fuse_elementwise(outputs, feeds, builder) -> FusedOutputs:
             inputs = tuple(memo[i] for i in n.inputs)
             memo[n] = n if inputs == n.inputs else \
                 builder.node(n.op, inputs, n.attrs, n.shape, n.dtype)
+            inherit_label(n, memo[n], feeds)
+    builder.origin = outer
     stats["seconds"] = time.perf_counter() - started
     _last_stats.set(stats)
     return FusedOutputs([None if o is None else memo[o] for o in outputs], stats)
