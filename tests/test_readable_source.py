@@ -259,3 +259,17 @@ def test_fused_kernels_keep_their_op_and_name(call_sites):
     assert "fused" not in source and "dloss_dw" in source, source
     t = np.tanh(x.numpy() @ w.numpy())
     np.testing.assert_allclose(g.numpy(), x.numpy().T @ (2 * t * (1 - t ** 2)), rtol=1e-12)
+
+
+def test_a_base_claimed_again_and_again_resumes_its_search(monkeypatch):
+    # A loop's `y = ...` names thousands of values `y`: each claim searched from `y_2`,
+    # which made emitting a 2,000-iteration loop quadratic (1.0 s of its 1.4 s).
+    from tapec.codegen.names import Namer
+    namer = Namer()
+    calls = []
+    free = namer.free
+    monkeypatch.setattr(namer, "free", lambda name, stem=False: calls.append(name) or
+                        free(name, stem))
+    names = [namer.claim("y") for _ in range(3000)]
+    assert names[:3] == ["y", "y_2", "y_3"] and len(set(names)) == 3000
+    assert len(calls) <= 2 * 3000

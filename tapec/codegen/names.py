@@ -80,6 +80,7 @@ class Namer:
         self._prefixes = set()      # "a" and "a_b" for a taken "a_b_c": never a stem
         self._unsplit = []          # names taken since `_prefixes` was last brought up to date
         self._counters = {}         # base -> last number given by `numbered`
+        self._claimed = {}          # base -> the number of its last `claim` (1: itself)
         self._next_parameter = {}   # prefix -> next number `parameter` tries
         self._values = {}           # node -> its name
 
@@ -114,11 +115,16 @@ class Namer:
     # -- names --
 
     def claim(self, base: str, stem: bool = False) -> str:
-        """`base` if free, else `base_2`, `base_3`, ..."""
+        """`base` if free, else `base_2`, `base_3`, ... A name once unfree stays so, so
+        a base claimed again (a loop's `y = ...`, thousands of times) resumes its search
+        where the last one ended."""
         base = self._outside_stems(base)
-        candidate, k = base, 2
+        k = self._claimed.get(base, 1)
+        candidate = base if k == 1 else f"{base}_{k}"
         while not self.free(candidate, stem):
-            candidate, k = f"{base}_{k}", k + 1
+            k += 1
+            candidate = f"{base}_{k}"
+        self._claimed[base] = k
         return self.take(candidate, stem)
 
     def numbered(self, base: str, stem: bool = False) -> str:
