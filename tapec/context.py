@@ -25,6 +25,15 @@ def active_tapes() -> list:
     return _state.tapes
 
 
+def tracing_tape():
+    """The innermost tape tracing a `tapec.function`, recording or paused, or None: what
+    happens there (a draw, a print, a fill) becomes part of the traced program."""
+    for tape in reversed(_state.tapes):
+        if tape._records_everything:
+            return tape
+    return None
+
+
 def current_builder():
     return _state.builder
 

@@ -183,15 +183,6 @@ RANDOM = Op(name="random", impl=None,
             latex=r"\operatorname{{random}}")
 
 
-def _tracing_tape():
-    """The innermost tape tracing a `tapec.function`, recording or paused: a draw there
-    is a random input of its program, never a value frozen into it."""
-    for tape in reversed(context.active_tapes()):
-        if tape._records_everything:
-            return tape
-    return None
-
-
 _SCRATCH = np.random.default_rng(0x7a9ec)    # values that stand in for draws while tracing
 
 
@@ -201,7 +192,7 @@ def _draw(kind, shape, dtype, seed, params, what, streams=None, stream=None,
     random input `stream` of a program through the ops, from its `streams`); while a
     function is traced, a random input of its program (of the shape `shape_tensor`
     holds when the program runs, when the shape was a traced tensor)."""
-    tracer = _tracing_tape()
+    tracer = context.tracing_tape()
     if tracer is None:
         gen = _generator(seed) if streams is None else streams.generator(stream, seed)
         return Tensor._eager(_SAMPLERS[kind](gen, shape, dtype, *params))
@@ -239,7 +230,7 @@ def _shape(shape, what):
 def _traced_shape(shape):
     """`shape` as a tensor of the trace in progress, or None (eager, or not traced)."""
     from .ops.shape import cast, stack
-    tracer = _tracing_tape()
+    tracer = context.tracing_tape()
     if tracer is None:
         return None
 

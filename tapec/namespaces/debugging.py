@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import nest
+from .. import context, nest
 from ..ops import elementwise as ew
 from ..ops.reduce import reduce_min
 from ..ops.shape import cast
@@ -368,8 +368,7 @@ class _Print:
 
     def emit(self):
         """Print now; while a function is traced, make this print part of its program."""
-        from ..random import _tracing_tape
-        tracer = _tracing_tape()
+        tracer = context.tracing_tape()
         if tracer is None:
             self._write()
             return

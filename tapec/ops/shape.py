@@ -146,7 +146,7 @@ def _filled_like(what, input, value, dtype):
     dimensions; elsewhere the shape is known, and the fill is a constant."""
     (x,) = to_tensors(what, [input])
     dtype = x._dtype if dtype is None else _as_np_dtype(dtype)
-    if not any(tape._records_everything for tape in context.active_tapes()):
+    if context.tracing_tape() is None:
         return fill(x._shape, value, dtype)
     return apply(FILL_LIKE, x, value=np.asarray(value, dtype=dtype).item(), dtype=dtype.str)
 
