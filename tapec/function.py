@@ -354,9 +354,11 @@ def _signature_specs(input_signature):
     return list(input_signature)
 
 
-def lower(fn, args, argnums=0) -> Lowered:
-    """Trace `fn` on `args` once and return the trace as IR (see `Lowered`)."""
-    function = Function(_plain(fn), "value", argnums)
+def lower(fn, args, argnums=0, input_signature=None) -> Lowered:
+    """Trace `fn` on `args` once and return the trace as IR (see `Lowered`). With an
+    `input_signature`, its None dimensions read as None in the traced tensors' static
+    shapes, as under tf.function."""
+    function = Function(_plain(fn), "value", argnums, input_signature=input_signature)
     call = Call(tuple(args), {}, function._parameters)
     for k in function._argnums:
         call.leaf_of_argument(k, "export")        # argnums in range, before tracing

@@ -49,9 +49,8 @@ from .._version import __version__
 from ..autodiff.reverse import gradient_nodes
 from ..codegen.array_api import ARRAY_API, NoArrayApiForm, helpers
 from ..codegen.emit import NUMPY, CodegenError, statements
-from ..function import Function, _plain, lower
-from ..tracing.calls import Call, signature, value_of
-from ..tracing.program import lower_trace
+from ..function import _plain, lower
+from ..tracing.calls import signature, value_of
 from ..tensor import Tensor
 from ..tracing.tensor_spec import TensorSpec
 from ..tracing.recorder import GUARD, guard_test
@@ -163,12 +162,7 @@ def _lower(fn, args, argnums, specs):
     signature_ = [s if s is not None else TensorSpec(np.shape(value_of(a)) if not
                                                      is_python_number(a) else ())
                   for s, a in zip(specs, args)]
-    function = Function(fn, "value", argnums, input_signature=signature_)
-    call = Call(tuple(args), {}, function._parameters)
-    for k in function._argnums:
-        call.leaf_of_argument(k, "export")
-    tape, traced, result = function._record(call, splicing=False)
-    return lower_trace(function, tape, call, traced, result)
+    return lower(fn, args, argnums, input_signature=signature_)
 
 
 # --- the module -----------------------------------------------------------------------------
