@@ -16,6 +16,8 @@ structure, or becomes a fed scalar as its first consumer decides (`is_fed_litera
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from ..ir.nodes import topological_order
@@ -47,7 +49,11 @@ class Splice:
     Python gets back (`tensor`) need: no further than a guard that fails its check."""
 
     def __init__(self, tape, order, fed):
-        self.tape, self.order, self.fed = tape, order, fed
+        # The tape holds this splice (its `spliced` records) as long as it lives: a strong
+        # reference back would make every trace's recording a cycle, hundreds of
+        # thousands of objects left for the collector's full passes instead of freed.
+        self._tape = weakref.ref(tape)
+        self.order, self.fed = order, fed
         live, literal = set(), set()
         for node in order:
             t = fed.get(node)
@@ -95,7 +101,7 @@ class Splice:
         value.setflags(write=False)
         t = Tensor._new(value, node.shape, node.dtype, None, node in self.literal)
         if node in self.live:
-            self.tape.record_spliced(t, self, node)
+            self._tape().record_spliced(t, self, node)
         self.tensors[node] = t
         return t
 
