@@ -252,3 +252,36 @@ def test_a_traced_gradient_leaves_no_cycles():
         gc.enable()
     assert g == float(_chain(BODIES["w8"], 200)(x).numpy())
     assert left < 200, left
+
+
+def test_a_program_is_emitted_in_the_order_of_a_fresh_walk(monkeypatch):
+    """compile_program hands emit the simplified program's order with the guards' walk in
+    front, instead of emit walking guards + outputs again: the same order, node for node."""
+    from tapec.ir.nodes import topological_order
+    from tapec.tracing import program as program_module
+    orders = []
+
+    def checked_emit(outputs, feeds, *args, order=None, **kwargs):
+        fresh = topological_order([o for o in outputs if o is not None], leaves=feeds)
+        orders.append((order, fresh))
+        return emit_module.emit(outputs, feeds, *args, order=order, **kwargs)
+
+    monkeypatch.setattr(program_module, "emit", checked_emit)
+
+    @tf.function
+    def f(x, y):
+        z = tf.sin(x) * y
+        if tf.reduce_sum(z) > 0:          # a guard
+            z = z * 2.0 + tf.cos(y)
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            w = tf.reduce_sum(tf.tanh(z * x))
+        return w, tape.gradient(w, x)
+
+    tf.clear_cache()
+    x = tf.constant(np.linspace(0.1, 0.9, 4))
+    f(x, tf.constant(1.5, dtype=tf.float64))
+    f(x, tf.constant(-1.5, dtype=tf.float64))          # the guard differs: traced again
+    assert len(orders) == 2
+    for given, fresh in orders:
+        assert given == fresh

@@ -20,11 +20,11 @@ from ..codegen.cache import CACHE
 from ..codegen.compiled import CODEGEN_VERSION, IR, Compiled
 from ..codegen.emit import compile_function, emit, no_collections
 from ..ir import sites
-from ..ir.nodes import Builder, structure_key
+from ..ir.nodes import Builder, structure_key, topological_order
 from ..ir.lower import is_structure, lower as lower_recording
 from ..ops.shape import CONSTANT, PLACEHOLDER, READ_VARIABLE, fill
 from ..random import RANDOM, replay
-from ..simplify import last_stats, simplify
+from ..simplify import last_stats, simplify_program
 from ..tensor import Tensor, Variable, _to_array, _used
 from .recorder import GUARD, guard_holds, interpret
 from .splice import SPLICED
@@ -384,10 +384,10 @@ def compile_program(program, final=False) -> Trace:
 
     def build(defer_fusion=True) -> Compiled:
         with program.builder:
-            simplified = simplify(computed, program.feeds, program.builder,
-                                  config.simplify_setting(), defer_fusion)
+            simplified, order = simplify_program(computed, program.feeds, program.builder,
+                                                 config.simplify_setting(), defer_fusion)
         source, keys = emit(guards + simplified, program.feeds, "function", title,
-                            arg_names)
+                            arg_names, order=_guards_first(guards, order, program.feeds))
         make = Compiled.provisional if last_stats.get("fusion deferred") else Compiled
         # the IR stays with the entry (the program's builder holds its nodes anyway), for
         # the array-API form (`Compiled.array_api`)
@@ -407,6 +407,17 @@ def compile_program(program, final=False) -> Trace:
     return Trace(entry, [t._value for t in program.captured], program.variables,
                  n, program.structure, dtypes, program.written, program.streams,
                  program.prints)
+
+
+def _guards_first(guards, order, feeds) -> list:
+    """The topological order of `guards` and then the values of `order` (the simplified
+    program's, walked once already): the walk from guards + outputs that emission would
+    repeat. The guards' part holds every input of its nodes, so the rest keeps its order."""
+    if not guards:
+        return order
+    head = topological_order(guards, leaves=feeds)
+    seen = set(head)
+    return head + [n for n in order if n not in seen]
 
 
 def _derivatives(function, call, traced, flat, result, node_of, kind=None):
