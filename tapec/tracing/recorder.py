@@ -258,7 +258,14 @@ def interpret(outputs, fed_value, on_guard=None) -> list:
     value each guard node checks, in order, before anything after it is computed."""
     roots = [o for o in outputs if o is not None]
     fed = {}
-    order = topological_order(roots, is_leaf=lambda n: _fed(n, fed, fed_value))
+
+    def is_fed(node) -> bool:      # one call per node walked (a lambda made it three)
+        t = fed.get(node, _UNASKED)
+        if t is _UNASKED:
+            t = fed[node] = fed_value(node)
+        return t is not None
+
+    order = topological_order(roots, is_leaf=is_fed)
     fed = {node: t for node, t in fed.items() if t is not None}
     tracer = _splicing_tracer(order, fed)
     if tracer is None:
@@ -317,10 +324,7 @@ def _interpret_ops(outputs, order, fed, on_guard):
     return [None if o is None else env[o] for o in outputs]
 
 
-def _fed(node, fed, fed_value) -> bool:
-    if node not in fed:
-        fed[node] = fed_value(node)
-    return fed[node] is not None
+_UNASKED = object()
 
 
 def _literal(node) -> Tensor:
