@@ -287,8 +287,13 @@ class Function:
         # them cost a long trace a fifth of its time, and find nothing to free.
         with no_collections():
             tape, traced, result = self._record(call)
-            return Program(lower_trace(self, tape, call, traced, result,
-                                       feed_literals=not self._none_dims), self._kind)
+            program = Program(lower_trace(self, tape, call, traced, result,
+                                          feed_literals=not self._none_dims), self._kind)
+            # Freed before the collector is back, which would otherwise walk the whole
+            # recording (a young collection over every record still alive) just before
+            # it is released.
+            del tape, traced, result
+        return program
 
     def _record(self, call, splicing=True):
         """Run `fn` on fresh copies of the arguments under a tracing tape (enclosing tapes

@@ -285,3 +285,35 @@ def test_a_program_is_emitted_in_the_order_of_a_fresh_walk(monkeypatch):
     assert len(orders) == 2
     for given, fresh in orders:
         assert given == fresh
+
+
+def test_a_trace_frees_its_recording_before_collections_resume(monkeypatch):
+    """The collector is off while a function traces; when it is back, the recording (every
+    record, tensor and value of the trace) must already be freed, or the first young
+    collection walks all of it just before it is released."""
+    import contextlib
+    import importlib
+    import weakref
+
+    function_module = importlib.import_module("tapec.function")   # tapec.function is the API
+    tapes, alive_at_exit = [], []
+    record = function_module.Function._record
+
+    def recorded(self, call, splicing=True):
+        tape, traced, result = record(self, call, splicing)
+        tapes.append(weakref.ref(tape))
+        return tape, traced, result
+
+    @contextlib.contextmanager
+    def watched():
+        with emit_module.no_collections():
+            yield
+            alive_at_exit.append([t() is not None for t in tapes])
+
+    monkeypatch.setattr(function_module.Function, "_record", recorded)
+    monkeypatch.setattr(function_module, "no_collections", watched)
+    x = tf.constant(0.7, dtype=tf.float64)
+    tf.clear_cache()
+    g = tf.function(_chain(BODIES["w8"], 30))(x)
+    assert float(g.numpy()) == float(_chain(BODIES["w8"], 30)(x).numpy())
+    assert alive_at_exit == [[False]]
