@@ -124,10 +124,17 @@ def structure_key(roots, feeds) -> tuple:
     fed leaf its feed key instead of its attributes (a placeholder's slot numbers the
     tensor it stood for, which differs from one trace of a program to the next)."""
     order = topological_order(roots)
-    position = {id(node): k for k, node in enumerate(order)}
+    position = {node: k for k, node in enumerate(order)}      # nodes hash by identity
     rows = []
+    append = rows.append
+    dtype_names = {}           # `dtype.str` makes a new string at every read
     for node in order:
         fed = feeds.get(node)
-        rows.append((node.op.name, ("fed", fed) if fed is not None else attrs_key(node.attrs),
-                     node.shape, node.dtype.str, tuple([position[id(i)] for i in node.inputs])))
-    return tuple(rows), tuple(-1 if r is None else position[id(r)] for r in roots)
+        dtype = node.dtype
+        name = dtype_names.get(dtype)
+        if name is None:
+            name = dtype_names[dtype] = dtype.str
+        append((node.op.name, ("fed", fed) if fed is not None else
+                attrs_key(node.attrs) if node.attrs else (),
+                node.shape, name, tuple([position[i] for i in node.inputs])))
+    return tuple(rows), tuple(-1 if r is None else position[r] for r in roots)
