@@ -317,3 +317,27 @@ def test_a_trace_frees_its_recording_before_collections_resume(monkeypatch):
     g = tf.function(_chain(BODIES["w8"], 30))(x)
     assert float(g.numpy()) == float(_chain(BODIES["w8"], 30)(x).numpy())
     assert alive_at_exit == [[False]]
+
+
+def test_a_compiled_program_lets_its_builder_go():
+    """Once its program is final, a traced function keeps the program's roots and the
+    compiled entry, not the hash-consing table that holds every node the trace and the
+    simplifier made; calls under a tape (which interpret the roots) still work."""
+    f = tf.function(_chain(BODIES["w8"], 50))
+    x = tf.constant(0.7, dtype=tf.float64)
+    tf.clear_cache()
+    g = f(x)
+    (programs,) = f._traces.values()
+    assert programs[0].builder is None
+    assert float(g.numpy()) == float(_chain(BODIES["w8"], 50)(x).numpy())
+    with tf.GradientTape() as tape:            # the program interpreted, op by op
+        tape.watch(x)
+        h = f(x)
+    expected = _chain(BODIES["w8"], 50)
+    with tf.GradientTape() as reference:
+        reference.watch(x)
+        e = expected(x)
+    assert float(h.numpy()) == float(e.numpy())
+    np.testing.assert_allclose(tape.gradient(h, x).numpy(), reference.gradient(e, x).numpy(),
+                               rtol=1e-12)
+    assert f(tf.constant(0.3, dtype=tf.float64)) is not None     # a replay

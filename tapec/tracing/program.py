@@ -403,6 +403,11 @@ def compile_program(program, final=False) -> Trace:
             CACHE.replace(key, entry)
         else:
             entry = CACHE.get_or_build(key, build)
+        if entry.countdown is None:
+            # Final: no build reads the program's hash-consing table again, which holds
+            # every node the trace and the simplifier made, used or not (with its key
+            # tuples, about half the objects a long program leaves to the collector).
+            program.builder = None
     dtypes = [None if o is None else o.dtype for o in computed[:program.n_outputs]]
     return Trace(entry, [t._value for t in program.captured], program.variables,
                  n, program.structure, dtypes, program.written, program.streams,
