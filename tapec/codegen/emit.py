@@ -262,8 +262,7 @@ def emit(outputs, feeds: dict, fn_name: str = "gradient", title: str = "",
                                     scalar_names),
                      *_native_version(fn_name, order, feeds, fed, outputs),
                      function_lines(f"{fn_name}_numpy", params, body, outputs, names)]
-    # One search of the whole text per module: a generator over every line cost a
-    # 100,000-line program a tenth of a second.
+    # One search of the joined text per module, not a generator over every line.
     code = "\n".join(line for function in functions for line in function)
     imports = [f"import {module}" for module in ("math", "numexpr") if f"{module}." in code]
     title = one_line(title)

@@ -389,8 +389,7 @@ def compile_program(program, final=False) -> Trace:
         source, keys = emit(guards + simplified, program.feeds, "function", title,
                             arg_names, order=_guards_first(guards, order, program.feeds))
         make = Compiled.provisional if last_stats.get("fusion deferred") else Compiled
-        # the IR stays with the entry (the program's builder holds its nodes anyway), for
-        # the array-API form (`Compiled.array_api`)
+        # the IR stays with the entry, for the array-API form (`Compiled.array_api`)
         ir = IR(guards + simplified, program.feeds, "function", arg_names)
         return make(compile_function(source, "function"), source, tuple(keys), title, ir=ir)
     with no_collections():        # everything built here stays alive until it ends
@@ -405,8 +404,8 @@ def compile_program(program, final=False) -> Trace:
             entry = CACHE.get_or_build(key, build)
         if entry.countdown is None:
             # Final: no build reads the program's hash-consing table again, which holds
-            # every node the trace and the simplifier made, used or not (with its key
-            # tuples, about half the objects a long program leaves to the collector).
+            # every node the trace and the simplifier made, used or not, and a key tuple
+            # per node (a quarter of the objects a traced function would keep alive).
             program.builder = None
     dtypes = [None if o is None else o.dtype for o in computed[:program.n_outputs]]
     return Trace(entry, [t._value for t in program.captured], program.variables,
