@@ -398,8 +398,7 @@ def _build_now(g, pruned, request, differentiable, defer_fusion) -> Compiled:
 def _interpret(tape, pruned, request, differentiable) -> list:
     """Evaluate the symbolic gradient through the public ops, so enclosing tapes record it."""
     from .tracing.recorder import interpret      # tracing builds on tape, which imports this module
-    outputs, feeds, _, _ = _symbolic_graph(tape.recorded.graph, pruned, request, differentiable,
-                                        compiled=False)
+    outputs, feeds = _interpreted_program(tape.recorded.graph, pruned, request, differentiable)
 
     def fed_value(node):
         key = feeds.get(node)
@@ -412,6 +411,23 @@ def _interpret(tape, pruned, request, differentiable) -> list:
         held = tape.recorded.tensors.get(node_id)
         return held if held is not None else Tensor._eager(tape.recorded.values[node_id])
     return interpret(outputs, fed_value)
+
+
+def _interpreted_program(g, pruned, request, differentiable):
+    """The symbolic derivative `_interpret` evaluates, kept under the structure's key: a
+    step that takes a gradient inside an enclosing tape (a Hessian by nested tapes) runs
+    the same program every time, and builds it once. Every value it reads, fed literals
+    included, is a fed leaf, so the key holds no values, as a compiled program's."""
+    key = ("interpret", CODEGEN_VERSION, request.mode, graph.structural_key(g, pruned),
+           tuple(pruned.index.get(s, -1) if ok else -2
+                 for s, ok in zip(request.source_ids, differentiable)),
+           tuple(pruned.index.get(t._id, -1) for t in request.targets),
+           tuple(None if s is None else (s._shape, s._dtype.str) for s in request.seeds))
+    program = CACHE.find_program(key)
+    if program is None:
+        outputs, feeds, _, _ = _symbolic_graph(g, pruned, request, differentiable)
+        program = CACHE.put_program(key, (outputs, feeds))
+    return program
 
 
 def symbolic(tape, request: Request, mode=None):
