@@ -249,6 +249,8 @@ def emit(outputs, feeds: dict, fn_name: str = "gradient", title: str = "",
     fed_names = dict(names)
     uses = _uses(order, names, outputs) if len(order) - len(names) > COMPACT_FROM else None
     body = statements(order, names, namer, uses=uses)
+    if scalar.numpy_scalars(order, outputs, body):
+        body = scalar.unwrapped(fed_names) + body
     params = ", ".join(names[n] for _, n in fed)
     numpy_fn = function_lines(fn_name, params, body, outputs, names)
     fast = _float_body(order, fed_names, namer, uses) \
