@@ -394,7 +394,7 @@ class GradientTape:
 
     def _end_use(self):
         if not self._persistent:
-            self._released_variables = self.watched_variables()
+            self._released_variables = self.watched_variables() if self._variables else ()
             self._used = True
             self._release()
 
@@ -403,8 +403,17 @@ class GradientTape:
         empty one, which nothing writes to: entering the tape again starts a new
         recording (`_clear`), and so does `watch` on a tape that is not entered."""
         self._graph = _RELEASED
-        self._tensors, self._values, self._live, self._variables = {}, {}, set(), {}
-        self._ignored, self._gaps, self._gap, self._conversions = set(), [], None, []
+        self._tensors, self._values, self._live = {}, {}, set()
+        self._gap = None
+        # (an empty one is left as it is: an eager step releases a tape every call)
+        if self._variables:
+            self._variables = {}
+        if self._ignored:
+            self._ignored = set()
+        if self._gaps:
+            self._gaps = []
+        if self._conversions:
+            self._conversions = []
 
     def gradient(self, target: Any, sources: Any, output_gradients: Any = None,
             unconnected_gradients: UnconnectedGradients | str = UnconnectedGradients.NONE) -> Any:
@@ -427,7 +436,8 @@ class GradientTape:
             # The eager step's common call, without the nested-structure handling below.
             self._begin_use("gradient()")
             try:
-                results = engine.gradient_of_one(self, target, sources)
+                results = engine.gradient_of_one(self, self._graph, self._values, target,
+                                                 sources)
                 if results is None:
                     results = self._run([target], [sources], [None], "gradient")
             finally:
