@@ -399,13 +399,11 @@ class GradientTape:
             self._release()
 
     def _release(self):
-        """Drop what a used non-persistent tape holds. Its recording becomes the shared
-        empty one, which nothing writes to: entering the tape again starts a new
-        recording (`_clear`), and so does `watch` on a tape that is not entered."""
-        self._graph = _RELEASED
+        """Drop what a used non-persistent tape holds (empty containers stay: a step
+        releases a tape every call). Its recording becomes the shared empty one: entering
+        the tape again starts a new one (`_clear`), as does `watch` outside a with block."""
+        self._graph, self._gap = _RELEASED, None
         self._tensors, self._values, self._live = {}, {}, set()
-        self._gap = None
-        # (an empty one is left as it is: an eager step releases a tape every call)
         if self._variables:
             self._variables = {}
         if self._ignored:

@@ -467,10 +467,8 @@ def _float32_gradient_and_arguments(f, value):
 
 
 def _on_arrays(g):
-    """The same function without its unwrapping statements: every value a 0-d array."""
-    source = tf.generated_source(g, full=True)
-    kept = "\n".join(line for line in source.splitlines() if "[()]" not in line)
-    return compile_function(kept, "gradient")
+    """The NumPy body behind the dispatcher, called directly: on 0-d arrays."""
+    return g._origin.fn.__globals__["gradient_numpy"]
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -495,7 +493,7 @@ def test_float32_scalar_programs_run_on_numpy_scalars_bit_identically(seed, fres
         with np.errstate(all="ignore"):
             g, args = _float32_gradient_and_arguments(program, value)
             source = tf.generated_source(g, full=True)
-            assert " = " in source and "[()]" in source, source
+            assert "return gradient_numpy(" in source and "[()]" in source, source
             assert g.dtype == tf.float32 and g.shape == ()
             on_arrays = _on_arrays(g)(*args)[0]
         assert isinstance(args[0], np.ndarray)          # what the engine passes

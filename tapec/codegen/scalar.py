@@ -166,9 +166,11 @@ def numpy_scalars(order, outputs, body) -> bool:
     return not any(_NOT_SCALAR_MATH.search(line) for line in body)
 
 
-def unwrapped(fed: dict) -> list:
-    """Statements that turn the 0-d array arguments into NumPy scalars (fed literals
-    may arrive as Python numbers, which NumPy's promotion treats as weak: left as they
-    are)."""
-    names = dict.fromkeys(name for n, name in fed.items() if "literal" not in n.attrs)
-    return [f"{name} = {name}[()]" for name in names]
+def unwrapping(fn_name: str, fed_nodes: list, names: dict) -> list:
+    """The dispatcher of a `numpy_scalars` program: it calls `<fn_name>_numpy` with its
+    0-d array arguments as NumPy scalars (`x0[()]`; the engine and traces pass arrays)."""
+    params = ", ".join(names[n] for n in fed_nodes)
+    arguments = ", ".join(f"{names[n]}[()]" for n in fed_nodes)
+    return [f"def {fn_name}({params}):",
+            '    """0-d float32: the NumPy body computes on NumPy scalars."""',
+            f"    return {fn_name}_numpy({arguments})"]
