@@ -60,7 +60,7 @@ from ..simplify import simplify
 from .layout import (ExportError, array_source, dtype_source, pack, wrapped,
                      wrapped_return)
 from .naming import ModuleNamer, function_name
-from .signature import HELPERS, checks, docstring, is_python_number, number_source
+from .signature import HELPERS, arguments, docstring, is_python_number, number_source
 from .sizes import polymorphic_source
 
 __all__ = ["export", "ExportError"]
@@ -291,6 +291,7 @@ class _Module:
                 lines += array_source(value, f"{prefix}{name} = ")
         for helper in self._helpers:
             lines += ["", "", *HELPERS[helper]]
+        lines += ["", "", *self._arguments[1]]
         standard_gaps = helpers(code.splitlines()) if self.array_api else []
         for helper in standard_gaps:
             lines += ["", "", *helper]
@@ -317,9 +318,11 @@ class _Module:
             return self._functions()
 
     _helpers: list
+    _arguments: tuple       # signature.arguments: each function's first line, `_arguments`
 
     def _functions(self) -> list:
         self._helpers = []
+        self._arguments = arguments(self)
         kinds = self.kinds
         value_nodes, value_structure = kinds["value"]
         value_names = self.output_names["value"]
@@ -391,15 +394,12 @@ class _Module:
             raise
         except CodegenError as error:
             raise ExportError(f"tapec.export: {error}") from None
-        lines = [f"def {self.functions[kind]}({', '.join(self.params)}):", f'    """{doc}"""']
-        if self.array_api:
-            self.need("_namespace")
-            lines.append(f"    xp, device = _namespace({', '.join(self.params)})")
-        lines += checks(self)
+        lines = [f"def {self.functions[kind]}({', '.join(self.params)}):", f'    """{doc}"""',
+                 "    " + self._arguments[0]]
         if self.array_api:     # the embedded values this function reads, where xp computes
             read = set(re.findall(r"\b\w+\b", "\n".join(body)))
-            lines += [f"    {name} = xp.asarray(_data_{name}, device=device)"
-                      for name in self.constants if name in read]
+            lines += [f"    {name} = _data_{name} if xp is np else xp.asarray(_data_{name}, "
+                      "device=device)" for name in self.constants if name in read]
         lines += [piece for line in body for piece in wrapped("    " + line)]
         results = []
         for node, name in zip(outputs, output_names):
