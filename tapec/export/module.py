@@ -395,7 +395,7 @@ class _Module:
         except CodegenError as error:
             raise ExportError(f"tapec.export: {error}") from None
         lines = [f"def {self.functions[kind]}({', '.join(self.params)}):", f'    """{doc}"""',
-                 "    " + self._arguments[0]]
+                 *wrapped("    " + self._arguments[0])]
         if self.array_api:     # the embedded values this function reads, where xp computes
             read = set(re.findall(r"\b\w+\b", "\n".join(body)))
             lines += [f"    {name} = _data_{name} if xp is np else xp.asarray(_data_{name}, "

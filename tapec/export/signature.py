@@ -17,7 +17,7 @@ import numpy as np
 
 from ..ir.nodes import topological_order
 from ..tensor import Tensor, Variable
-from .layout import WIDTH, ExportError, display, doc_safe
+from .layout import WIDTH, ExportError, display, doc_safe, wrapped
 
 
 def arguments(module) -> tuple:
@@ -49,7 +49,7 @@ def arguments(module) -> tuple:
         test = _fast_test(module, arrays, dtypes)
         fast = (["np", "None"] if xp else []) + [params[k] for k in arrays] + [
             f"{params[a]}.shape[{axis}]" for (a, axis), *_ in module.groups]
-        lines += [*_wrapped_test(test), f"        return {', '.join(fast)}"]
+        lines += [*_wrapped_test(test), *_returned("        ", fast)]
     if xp:
         module.need("_namespace")
         lines.append(f"    xp, device = _namespace({', '.join(params)})")
@@ -67,11 +67,19 @@ def arguments(module) -> tuple:
             lines.append(f"    _size{k} = _same_size(" + ", ".join(
                 f"({params[a]!r}, {params[a]}, {axis})" for a, axis in dims) + ")")
     if results:
-        lines.append(f"    return {results}")
+        lines += _returned("    ", [results])
+    lines = [piece for line in lines for piece in
+             ([line] if line.startswith("            ") else wrapped(line))]
     # The dtypes the fast path compares with, made once (a dtype object compares faster
     # than its name).
     constants = [f"{name} = np.dtype({dtype!r})" for dtype, name in dtypes.items()]
     return call, constants + (["", ""] if constants else []) + lines
+
+
+def _returned(indent, names) -> list:
+    """`return a, b, ...` at `indent`, parenthesized and broken after commas when long."""
+    line = f"{indent}return {', '.join(names)}"
+    return [line] if len(line) <= WIDTH else wrapped(f"{indent}return ({', '.join(names)})")
 
 
 def _fast_test(module, arrays, dtypes) -> list:
