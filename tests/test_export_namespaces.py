@@ -261,3 +261,30 @@ def test_an_op_without_an_array_api_form_writes_a_numpy_module(tmp_path, monkeyp
     spec.loader.exec_module(m)
     x = np.array([0.5, -1.0, 2.0])
     np.testing.assert_allclose(m.grad_f(x), 1 - np.tanh(x) ** 2, rtol=1e-14)
+
+
+def test_scalar_constants_are_literals_only_where_the_standard_allows_them(tmp_path):
+    """Beside an array of its dtype in an operator a constant is the Python literal (the
+    standard gives it the array's dtype); as a function's argument it stays a 0-d array
+    (2023.12 functions take arrays)."""
+    from tapec.codegen import standard
+    assert standard.is_operator("a0 + a1") and standard.is_operator("a0 < a1")
+    assert standard.is_operator("a0 ** a1") and not standard.is_operator("a0 @ a1")
+    assert not standard.is_operator("xp.maximum(a0, a1)")
+    assert not standard.is_operator("a0 + a1 + a0") and not standard.is_operator("-a0")
+
+    def f(x):
+        return tf.reduce_sum(tf.maximum(x * 3.0, 0.5) - 1.5)
+    source = tf.export(f, (np.array([0.1, 0.2, 0.3], np.float32),), tmp_path / "m.py")
+    code = source[source.index("\ndef f("):]
+    assert "x * 3.0" in code and "- 1.5" in code
+    assert "xp.maximum(multiply_1, xp.asarray(0.5, dtype=xp.float32, device=device))" in code
+    xps = pytest.importorskip("array_api_strict")
+    m = _load(tmp_path, "exported_literals")
+    x = np.array([0.1, 0.2, 0.3], np.float32)
+    for arrays in (x, xps.asarray(x)):
+        value, grad = m.value_and_grad_f(arrays)
+        assert np.asarray(value).dtype == np.float32 and np.asarray(grad).dtype == np.float32
+        np.testing.assert_allclose(np.asarray(value), np.sum(np.maximum(3 * x, 0.5) - 1.5),
+                                   rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(grad), np.where(3 * x > 0.5, 3.0, 0.0))

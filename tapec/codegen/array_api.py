@@ -12,7 +12,9 @@ array-api-strict):
 
 `xp` is the namespace and `device` the device of the arguments (constants and fills
 are made there: `xp.asarray(..., device=device)`, `xp.full(..., device=device)`; no
-module holds an array). The code calls only the standard (`standard.py` lists it)
+module holds an array). A scalar constant that is an operand of an operator beside an
+array of its dtype is written as the Python literal the standard allows there
+(`1.0 - multiply_1`): no 0-d array is made on every call. The code calls only the standard (`standard.py` lists it)
 and the helpers of `xp_helpers.py`, which it carries: where the standard has a gap
 (einsum, scatter-add without in-place writes, a diagonal matrix) the source defines a
 `tapec_xp_...` function at module level, so the text runs without tapec. Nothing in it

@@ -15,7 +15,10 @@ How the module is made:
   code (`codegen.emit.statements`), with the names of `naming.ModuleNamer`.
 * The code is the array-API form (`codegen.array_api.ARRAY_API`): each function takes
   the namespace `xp` and the device of its arguments (NumPy for NumPy inputs), so the
-  module runs on Dask, JAX, PyTorch, CuPy and array-api-strict arrays too. A program with
+  module runs on Dask, JAX, PyTorch, CuPy and array-api-strict arrays too. The module's
+  `_arguments` (signature.py) finds them and checks the arguments; NumPy arrays of the
+  exported signature pass by plain comparisons, so NumPy calls cost what a NumPy-only
+  module's did. A program with
   an op the standard cannot spell is written in the NumPy form instead.
 * TensorSpec example arguments (sizes.py): their None dimensions take any size, read
   from the arguments; the module is traced on seeded data at probe sizes, and numbers
