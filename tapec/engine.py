@@ -76,8 +76,9 @@ def gradient_of_one(tape, g, values, target: Tensor, source) -> list | None:
     is made only on a miss). `g` and `values` are the tape's recording and the values
     it holds (`Recorded.graph`, `.values`), which the tape passes: no view is made on
     the step's hot path. None when another tape records (use `gradient`)."""
-    if _another_tape_records(tape):
-        return None
+    for other in context._state.tapes:          # _another_tape_records, inlined
+        if other._recording and other._live:
+            return None
     position = g.position
     source_id = source._id if type(source) is Tensor else source._handle_id
     # The key `_recording_key` makes for the same request (one target, one source, seed
