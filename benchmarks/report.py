@@ -279,6 +279,7 @@ def markdown(results: Results, descriptions: dict) -> str:
         cells += [row.others[label].seconds_text(reference=True) for label in results.labels]
         lines.append("| " + " | ".join(cells) + " |")
     lines += _idiom_section(results)
+    lines += exported_section(results)
     from . import targets        # (it builds on this module's Row and IDIOM)
     lines += targets.targets_section(results) + targets.throughput_section(results)
     lines += targets.scalar_section(results) + targets.fresh_section(results)
@@ -345,6 +346,36 @@ def _idiom_section(results: Results) -> list:
         mark = " ~" if ratio is not None and _idiom_noisy(row, label) else ""
         lines.append(f"| {row.id} | {row.others[IDIOM].ratio_text(row.numpy.seconds)} | "
                      f"{best_text} | {format_ratio(ratio)}{mark} | {verdict} |")
+    return lines
+
+
+#: The workload of exported modules' per-call time (benchmarks/exported.py).
+EXPORTED = "W12"
+
+
+def exported_section(results: Results) -> list:
+    """The table of W12: an exported module's gradient per call against the same
+    gradient written by hand, in the namespace of its arrays."""
+    rows = [row for row in results.rows if row.workload == EXPORTED]
+    if not rows:
+        return []
+    lines = ["", "## Exported modules per call", "",
+             ("The `grad_` function of a module written by `tapec.export` (a None batch "
+              "dimension; imported and called as a user does) against the same gradient "
+              "written by hand with the same namespace's functions, their repeats "
+              "interleaved in one process. At these sizes the difference is what the "
+              "module adds to each call: checking its arguments, finding their namespace "
+              "(NumPy arrays skip that: a test of plain comparisons), one statement per "
+              "op. The tapec and NumPy columns above hold the same two times."), "",
+             "| case | arrays | module | by hand | module / by hand | module − by hand |",
+             "| --- | --- | ---: | ---: | ---: | ---: |"]
+    for row in rows:
+        cell = row.tapec
+        usable = cell.status in _USABLE and cell.seconds and cell.reference
+        extra = (f"{(cell.seconds - cell.reference) * 1e6:+.1f} µs" if usable else "—")
+        lines.append(f"| {row.id} | {row.params.get('namespace', '?')} | "
+                     f"{cell.seconds_text()} | {format_seconds(cell.reference)} | "
+                     f"{cell.ratio_text(row.numpy.seconds)} | {extra} |")
     return lines
 
 

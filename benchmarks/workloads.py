@@ -21,6 +21,7 @@ from . import steps
 from .case import Case
 from .case import rng as _rng
 from .case import size as _size
+from .exported import w12
 from .training import w9, w10
 
 #: W8 loop lengths at scale 1.
@@ -276,7 +277,7 @@ def w11(scale: float = 1.0) -> list[Case]:
 
 
 WORKLOADS = {"W1": w1, "W2": w2, "W3": w3, "W4": w4, "W5": w5, "W6": w6, "W7a": w7a,
-             "W7b": w7b, "W8": w8, "W9": w9, "W10": w10, "W11": w11}
+             "W7b": w7b, "W8": w8, "W9": w9, "W10": w10, "W11": w11, "W12": w12}
 
 DESCRIPTIONS = {
     "W1": "record + gradient of y = x*x at x = 3.0 (float32 scalar)",
@@ -314,6 +315,13 @@ DESCRIPTIONS = {
            "import of each library and the conversion of the inputs are not timed, the "
            "first gradient call is (JAX: its first `jit(grad(loss))` call, compilation "
            "included); median of 3 new processes, tapec's persistent cache off",
+    "W12": "an exported module's gradient per call (`tapec.export` with a None batch "
+           "dimension, the module imported and called as a user does) against the same "
+           "gradient written by hand in the same namespace: the mean logistic loss over "
+           "X 64x5 and a 8-16-1 tanh MLP's mean squared error at batch 64 on NumPy "
+           "arrays, and the logistic loss on PyTorch tensors (array-api-strict arrays "
+           "where PyTorch is absent; no row without either) through the module's "
+           "array-namespace path; tapec only (benchmarks/exported.py)",
 }
 
 

@@ -66,18 +66,19 @@ def gradient(tape, request: Request) -> list:
     # The hot path: the recording's rows are its structure, kept as it was recorded.
     recorded = tape.recorded
     key = _recording_key(recorded.graph, recorded.live, request)
-    return _by_plan(tape, recorded, key, lambda: request, request.seeds,
-                    request.source_dtypes)
+    return _by_plan(tape, recorded.graph, recorded.values, key, lambda: request,
+                    request.seeds, request.source_dtypes)
 
 
-def gradient_of_one(tape, target: Tensor, source) -> list | None:
+def gradient_of_one(tape, g, values, target: Tensor, source) -> list | None:
     """`gradient` of one target with respect to one watched floating source (a Tensor or
     a Variable), seeded with ones: the common eager step, keyed without a Request (one
-    is made only on a miss). None when another tape records (use `gradient`)."""
-    if _another_tape_records(tape):
-        return None
-    recorded = tape.recorded
-    g = recorded.graph
+    is made only on a miss). `g` and `values` are the tape's recording and the values
+    it holds (`Recorded.graph`, `.values`), which the tape passes: no view is made on
+    the step's hot path. None when another tape records (use `gradient`)."""
+    for other in context._state.tapes:          # _another_tape_records, inlined
+        if other._recording and other._live:
+            return None
     position = g.position
     source_id = source._id if type(source) is Tensor else source._handle_id
     # The key `_recording_key` makes for the same request (one target, one source, seed
@@ -86,11 +87,11 @@ def gradient_of_one(tape, target: Tensor, source) -> list | None:
            g.rows_key(), position.get(target._id, -1), None, position.get(source_id, -1),
            None, None)
     dtypes = (source._dtype,)
-    return _by_plan(tape, recorded, key, lambda: Request(
+    return _by_plan(tape, g, values, key, lambda: Request(
         [target], [source_id], list(dtypes), [tuple(source._shape)], [None]), (None,), dtypes)
 
 
-def _by_plan(tape, recorded, key, request, seeds, source_dtypes) -> list:
+def _by_plan(tape, g, held, key, request, seeds, source_dtypes) -> list:
     """Run the plan stored under alias `key`, planned from `request()` on a miss."""
     plan = CACHE.find_alias(key)
     if plan is None or (plan.countdown is not None and plan.entry.due()):
@@ -99,7 +100,7 @@ def _by_plan(tape, recorded, key, request, seeds, source_dtypes) -> list:
     entry = plan.entry
     if entry is None:
         return [None] * len(source_dtypes)
-    ids, held = recorded.graph.ids, recorded.values
+    ids = g.ids
     values = [held[ids[k]] if from_tape else seeds[k]._value
               for from_tape, k in plan.arg_refs]
     if plan.custom is None:
@@ -398,8 +399,7 @@ def _build_now(g, pruned, request, differentiable, defer_fusion) -> Compiled:
 def _interpret(tape, pruned, request, differentiable) -> list:
     """Evaluate the symbolic gradient through the public ops, so enclosing tapes record it."""
     from .tracing.recorder import interpret      # tracing builds on tape, which imports this module
-    outputs, feeds, _, _ = _symbolic_graph(tape.recorded.graph, pruned, request, differentiable,
-                                        compiled=False)
+    outputs, feeds = _interpreted_program(tape.recorded.graph, pruned, request, differentiable)
 
     def fed_value(node):
         key = feeds.get(node)
@@ -412,6 +412,23 @@ def _interpret(tape, pruned, request, differentiable) -> list:
         held = tape.recorded.tensors.get(node_id)
         return held if held is not None else Tensor._eager(tape.recorded.values[node_id])
     return interpret(outputs, fed_value)
+
+
+def _interpreted_program(g, pruned, request, differentiable):
+    """The symbolic derivative `_interpret` evaluates, kept under the structure's key: a
+    step that takes a gradient inside an enclosing tape (a Hessian by nested tapes) runs
+    the same program every time, and builds it once. Every value it reads, fed literals
+    included, is a fed leaf, so the key holds no values, as a compiled program's."""
+    key = ("interpret", CODEGEN_VERSION, request.mode, graph.structural_key(g, pruned),
+           tuple(pruned.index.get(s, -1) if ok else -2
+                 for s, ok in zip(request.source_ids, differentiable)),
+           tuple(pruned.index.get(t._id, -1) for t in request.targets),
+           tuple(None if s is None else (s._shape, s._dtype.str) for s in request.seeds))
+    program = CACHE.find_program(key)
+    if program is None:
+        outputs, feeds, _, _ = _symbolic_graph(g, pruned, request, differentiable)
+        program = CACHE.put_program(key, (outputs, feeds))
+    return program
 
 
 def symbolic(tape, request: Request, mode=None):

@@ -91,6 +91,10 @@ def pack_sequence_as(structure: Any, flat_sequence: Sequence[Any],
                              f"{flat_sequence!r:.100}\nnest cannot guarantee that it is "
                              "safe to map one to the other.")
         return flat_sequence[0]
+    if (type(structure) is list or type(structure) is tuple) and \
+            len(structure) == len(flat_sequence) and \
+            not any(isinstance(child, (list, tuple, dict)) for child in structure):
+        return type(structure)(flat_sequence)       # flat: a step's list of gradients
     atoms = _count(structure)
     if atoms != len(flat_sequence):
         raise ValueError(f"Could not pack sequence. Structure had {atoms} atoms, but "

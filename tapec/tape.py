@@ -9,7 +9,6 @@ A watched tensor is one passed to `watch`, a trainable Variable read while
 from __future__ import annotations
 
 import contextlib
-import enum
 import logging
 import warnings
 from collections.abc import Iterator
@@ -21,6 +20,9 @@ import numpy as np
 
 from . import config, context, engine, nest
 from .autodiff.explain import warn_integer_sources, warn_not_differentiable
+from .autodiff.arguments import (UnconnectedGradients, check_parallel_iterations,
+                                  check_targets, describe_sources, fill_unconnected, frozen,
+                                  one_hot, unconnected, zeros)
 from .autodiff.output_gradients import ONES, seed_entries
 from .ir import graph, sites
 from .ir.recorded import Recorded
@@ -45,23 +47,6 @@ def _leaf_kind(kind):
 _INPUT, _INPUT_ROW = _leaf_kind("input")          # a recorded op's unwatched input
 _WATCHED, _WATCHED_ROW = _leaf_kind("watched")    # a tensor passed to watch()
 _VARIABLE, _VARIABLE_ROW = _leaf_kind("variable")  # a watched Variable's handle
-
-
-class UnconnectedGradients(enum.Enum):
-    """What `gradient` returns for a source the target does not depend on."""
-    NONE = "none"
-    ZERO = "zero"
-
-
-def _unconnected(value) -> UnconnectedGradients:
-    if value is UnconnectedGradients.NONE:
-        return value
-    try:
-        return UnconnectedGradients(value.value if isinstance(value, UnconnectedGradients)
-                                    else value)
-    except ValueError:
-        raise ValueError(f"Unknown value for unconnected_gradients: {value!r}; expected "
-                         "'none' or 'zero' (tapec.UnconnectedGradients.NONE / ZERO)") from None
 
 
 _ONE_SOURCE = (Tensor, Variable)
@@ -394,17 +379,24 @@ class GradientTape:
 
     def _end_use(self):
         if not self._persistent:
-            self._released_variables = self.watched_variables()
+            self._released_variables = self.watched_variables() if self._variables else ()
             self._used = True
             self._release()
 
     def _release(self):
-        """Drop what a used non-persistent tape holds. Its recording becomes the shared
-        empty one, which nothing writes to: entering the tape again starts a new
-        recording (`_clear`), and so does `watch` on a tape that is not entered."""
-        self._graph = _RELEASED
-        self._tensors, self._values, self._live, self._variables = {}, {}, set(), {}
-        self._ignored, self._gaps, self._gap, self._conversions = set(), [], None, []
+        """Drop what a used non-persistent tape holds (empty containers stay: a step
+        releases a tape every call). Its recording becomes the shared empty one: entering
+        the tape again starts a new one (`_clear`), as does `watch` outside a with block."""
+        self._graph, self._gap = _RELEASED, None
+        self._tensors, self._values, self._live = {}, {}, set()
+        if self._variables:
+            self._variables = {}
+        if self._ignored:
+            self._ignored = set()
+        if self._gaps:
+            self._gaps = []
+        if self._conversions:
+            self._conversions = []
 
     def gradient(self, target: Any, sources: Any, output_gradients: Any = None,
             unconnected_gradients: UnconnectedGradients | str = UnconnectedGradients.NONE) -> Any:
@@ -427,21 +419,22 @@ class GradientTape:
             # The eager step's common call, without the nested-structure handling below.
             self._begin_use("gradient()")
             try:
-                results = engine.gradient_of_one(self, target, sources)
+                results = engine.gradient_of_one(self, self._graph, self._values, target,
+                                                 sources)
                 if results is None:
                     results = self._run([target], [sources], [None], "gradient")
             finally:
                 self._end_use()
             return results[0]
-        mode = _unconnected(unconnected_gradients)
+        mode = unconnected(unconnected_gradients)
         if target is None:
             raise TypeError("gradient: target must be a Tensor, a Variable or a nested list "
                             "of them, got None")
         # Arguments are checked before the tape is used, so a bad call leaves a
         # non-persistent tape usable (as TensorFlow, which releases it on success only).
-        flat_targets = _check_targets(target, "gradient")
+        flat_targets = check_targets(target, "gradient")
         flat_sources = nest.flatten(sources)
-        described = _describe_sources(flat_sources)
+        described = describe_sources(flat_sources)
         if output_gradients is not None:
             output_gradients = seed_entries(target, flat_targets, output_gradients)
             self._seeds(flat_targets, output_gradients, check_only=True)
@@ -457,7 +450,7 @@ class GradientTape:
                                                    flat_sources, described[0], results)
         finally:
             self._end_use()
-        return nest.pack_sequence_as(sources, _fill_unconnected(results, flat_sources, mode))
+        return nest.pack_sequence_as(sources, fill_unconnected(results, flat_sources, mode))
 
     def _unwatched_identity(self, flat_targets, targets, seeds, flat_sources, source_ids,
                             results):
@@ -474,11 +467,11 @@ class GradientTape:
                 value = np.ones(target._shape, target._dtype) if seed is None else seed._value
                 total = value if total is None else total + value
             if total is not None:
-                results[i] = Tensor._eager(_frozen(np.array(total, dtype=s._dtype)))
+                results[i] = Tensor._eager(frozen(np.array(total, dtype=s._dtype)))
         return results
 
     def _run(self, targets, flat_sources, seeds, mode, described=None):
-        ids, dtypes, shapes = described or _describe_sources(flat_sources)
+        ids, dtypes, shapes = described or describe_sources(flat_sources)
         request = engine.Request(targets, ids, dtypes, shapes, seeds, mode)
         return engine.gradient(self, request)
 
@@ -518,7 +511,7 @@ class GradientTape:
                 seed = Tensor._eager(_to_array(seed, target._dtype,
                                                "gradient: output_gradients"))
             if seed._dtype != target._dtype:
-                seed = Tensor._eager(_frozen(seed._value.astype(target._dtype)))
+                seed = Tensor._eager(frozen(seed._value.astype(target._dtype)))
             if seed._shape != target._shape:
                 try:
                     fits = np.broadcast_shapes(seed._shape, target._shape) == target._shape
@@ -542,17 +535,17 @@ class GradientTape:
         vectorized reverse pass and one compiled call; with False, from one gradient
         per target element (the tape must then be persistent, as in TensorFlow).
         """
-        mode = _unconnected(unconnected_gradients)
-        _check_parallel_iterations(parallel_iterations)
+        mode = unconnected(unconnected_gradients)
+        check_parallel_iterations(parallel_iterations)
         if not experimental_use_pfor and not self._persistent:
             raise RuntimeError("GradientTape must be created with persistent=True to compute "
                                "the jacobian with experimental_use_pfor set to False.")
         if target is None or isinstance(target, (list, tuple, dict)):
             raise TypeError(f"jacobian: target must be one Tensor or Variable, got "
                             f"{type(target).__name__} {target!r:.80}")
-        _check_targets(target, "jacobian")
+        check_targets(target, "jacobian")
         flat_sources = nest.flatten(sources)
-        _, dtypes, _ = _describe_sources(flat_sources, "jacobian")
+        _, dtypes, _ = describe_sources(flat_sources, "jacobian")
         warn_integer_sources(flat_sources, dtypes, "jacobian")
         self._begin_use("jacobian()")
         try:
@@ -565,11 +558,11 @@ class GradientTape:
             self._end_use()
         shapes = [target._shape + tuple(s.shape) for s in flat_sources]
         return nest.pack_sequence_as(
-            sources, _fill_unconnected(results, flat_sources, mode, shapes))
+            sources, fill_unconnected(results, flat_sources, mode, shapes))
 
     def _jacobian_by_rows(self, target, flat_sources):
         size = int(np.prod(target._shape, dtype=np.int64))
-        rows = [self._run([target], flat_sources, [_one_hot(target, i)], "gradient")
+        rows = [self._run([target], flat_sources, [one_hot(target, i)], "gradient")
                 for i in range(size)]
         results = []
         for j, s in enumerate(flat_sources):
@@ -579,7 +572,7 @@ class GradientTape:
                 continue
             stacked = np.stack([c._value for c in column]) if column else \
                 np.zeros((0,) + tuple(s.shape), dtype=s._dtype)
-            results.append(Tensor._eager(_frozen(stacked.reshape(
+            results.append(Tensor._eager(frozen(stacked.reshape(
                 target._shape + tuple(s.shape)))))
         return results
 
@@ -592,8 +585,8 @@ class GradientTape:
         Assumes target[i] depends only on source[i]. Computed without forming the full
         [b, y..., b, x...] jacobian. As TensorFlow, an unconnected source gives zeros.
         """
-        _unconnected(unconnected_gradients)
-        _check_parallel_iterations(parallel_iterations)
+        unconnected(unconnected_gradients)
+        check_parallel_iterations(parallel_iterations)
         for name, value in (("target", target), ("source", source)):
             if not isinstance(value, (Tensor, Variable)):
                 raise TypeError(f"batch_jacobian: {name} must be a Tensor or Variable, got "
@@ -618,7 +611,7 @@ class GradientTape:
         finally:
             self._end_use()
         if result is None:
-            return Tensor._eager(_zeros(target_shape + source_shape[1:], target._dtype))
+            return Tensor._eager(zeros(target_shape + source_shape[1:], target._dtype))
         return result
 
     def _batch_jacobian_by_rows(self, target, source):
@@ -628,65 +621,11 @@ class GradientTape:
         for j in range(size):
             seed = np.zeros((batch, size), dtype=target._dtype)
             seed[:, j] = 1
-            seed = Tensor._eager(_frozen(seed.reshape(target._shape)))
+            seed = Tensor._eager(frozen(seed.reshape(target._shape)))
             (row,) = self._run([target], [source], [seed], "gradient")
             if row is None:
                 return None
             rows.append(row._value)
         stacked = np.stack(rows, axis=1) if rows else \
             np.zeros((batch, 0) + tuple(source.shape)[1:], dtype=source._dtype)
-        return Tensor._eager(_frozen(stacked.reshape(target._shape + tuple(source.shape)[1:])))
-
-
-def _check_targets(target, what):
-    """The flat targets, after checking each is a Tensor or Variable (TypeError)."""
-    flat = nest.flatten(target)
-    for t in flat:
-        if not isinstance(t, (Tensor, Variable)):
-            raise TypeError(f"{what}: targets must be Tensors or Variables, got "
-                            f"{type(t).__name__} {t!r:.80}")
-    return flat
-
-
-def _describe_sources(flat_sources, what="gradient"):
-    ids, dtypes, shapes = [], [], []
-    for s in flat_sources:
-        if isinstance(s, Tensor):
-            ids.append(s._id)
-        elif isinstance(s, Variable):
-            ids.append(s._handle_id)
-        else:
-            raise ValueError(f"{what}: sources must be Tensors or Variables, got "
-                             f"{type(s).__name__} {s!r:.80}")
-        dtypes.append(s._dtype)
-        shapes.append(tuple(s._shape))
-    return ids, dtypes, shapes
-
-
-def _fill_unconnected(results, flat_sources, mode, shapes=None):
-    if mode is not UnconnectedGradients.ZERO:
-        return results
-    shapes = shapes or [tuple(s._shape) for s in flat_sources]
-    return [Tensor._eager(_zeros(shape, s._dtype)) if r is None else r
-            for r, s, shape in zip(results, flat_sources, shapes)]
-
-
-def _one_hot(target, i):
-    seed = np.zeros(int(np.prod(target._shape, dtype=np.int64)), dtype=target._dtype)
-    seed[i] = 1
-    return Tensor._eager(_frozen(seed.reshape(target._shape)))
-
-
-def _check_parallel_iterations(value):
-    if value is not None and (not isinstance(value, int) or isinstance(value, bool)
-                              or value < 1):
-        raise ValueError(f"parallel_iterations must be a positive int or None, got {value!r}")
-
-
-def _zeros(shape, dtype):
-    return _frozen(np.zeros(shape, dtype=dtype))
-
-
-def _frozen(array):
-    array.flags.writeable = False
-    return array
+        return Tensor._eager(frozen(stacked.reshape(target._shape + tuple(source.shape)[1:])))

@@ -7,9 +7,11 @@ lowered so that small arrays take many blocks.
 """
 import re
 import threading
+import time
 
 import numpy as np
 import pytest
+import sympy  # noqa: F401  (programs are fused only once SymPy is imported: docs/simplifier.md)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -234,3 +236,41 @@ def test_the_scratch_kernel_is_the_expression_kernel_bit_for_bit(small_blocks, d
     got = blocks.tapec_blocked(namespace["kernel"], args, (True, True, False), shape, dtype,
                                scratch=slots)
     np.testing.assert_array_equal(got, namespace["whole"](*args))
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_eager_ops_on_large_arrays_run_in_blocks_bit_for_bit(small_blocks, monkeypatch, threads):
+    """An eager op whose loop is bound by arithmetic (measured: here decided by the
+    test) is computed in blocks on the threads, with the same value and the same
+    gradient; one that is bound by memory, or a single thread, runs whole."""
+    tf.set_num_threads(threads)
+    calls = []
+    blocked = blocks.tapec_blocked
+    monkeypatch.setattr(blocks, "tapec_blocked", lambda *a, **k: calls.append(1) or blocked(*a, **k))
+    monkeypatch.setattr(blocks, "_measure", lambda impl, values: impl is np.sin)
+    monkeypatch.setattr(blocks, "_COMPUTE_BOUND", {})
+    xv = np.random.default_rng(0).normal(size=(37, 5))
+    x = tf.constant(xv)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        s = tf.sin(x)
+        e = tf.exp(x)                    # "memory-bound": whole
+        y = tf.reduce_sum(s * e)
+    assert len(calls) == (1 if threads > 1 else 0)
+    # comparisons and rounding are never blocked, whatever their declared cost
+    tf.math.floor(x), x > 0.0
+    assert len(calls) == (1 if threads > 1 else 0)
+    np.testing.assert_array_equal(s.numpy(), np.sin(xv))
+    np.testing.assert_array_equal(e.numpy(), np.exp(xv))
+    assert s.dtype == tf.float64 and s.shape == (37, 5)
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(),
+                               np.exp(xv) * (np.cos(xv) + np.sin(xv)), rtol=1e-13)
+
+
+def test_the_measure_tells_a_slow_loop_from_a_fast_one():
+    def slow(a):
+        time.sleep(1e-3)         # 60 ns per element of the sample: bound by "arithmetic"
+        return a
+    sample = np.zeros(1 << 15)
+    assert blocks._measure(slow, [sample])
+    assert not blocks._measure(np.negative, [sample])

@@ -150,8 +150,63 @@ def test_the_module_names_no_numpy_call_and_holds_no_namespace_constant(exported
     code = source[source.index('"""\n', 10) + 4:]
     functions = code[code.index("\ndef loss("):]
     assert "np." not in functions.replace("xp.", "")
-    assert "W2 = xp.asarray(_data_W2, device=device)" in functions
+    assert "W2 = _data_W2 if xp is np else xp.asarray(_data_W2, device=device)" in functions
     assert "\n_data_W2 = np.array(" in code
+
+
+def _load(directory, name):
+    spec = importlib.util.spec_from_file_location(name, directory / "m.py")
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    return m
+
+
+def test_numpy_arrays_take_the_fast_path_past_the_namespace_machinery(exported, monkeypatch):
+    """NumPy arrays of the exported dtypes and shapes are checked by plain comparisons:
+    no namespace lookup, no checking helper, no array_api_compat (its per-call cost made
+    the NumPy path slower than NumPy-only modules); anything else takes the general path."""
+    directory, source = exported
+    m = _load(directory, "exported_fast")
+    calls = []
+
+    def counted(helper):
+        original = getattr(m, helper)
+
+        def helper_called(*args):
+            calls.append(helper)
+            return original(*args)
+        return helper_called
+    for helper in ("_namespace", "_checked", "_same_size"):
+        monkeypatch.setattr(m, helper, counted(helper))
+
+    class NoCompat:
+        def __getattr__(self, name):
+            calls.append(f"array_api_compat.{name}")
+            raise AssertionError("array_api_compat used")
+    monkeypatch.setattr(m, "array_api_compat", NoCompat())
+    rng = np.random.default_rng(5)
+    w = rng.normal(size=(3, 4))
+    for n in (1, 9):
+        X, y = rng.normal(size=(n, 3)), (rng.random(n) > 0.5) * 1.0
+        value, grad = m.value_and_grad_loss(w, X, y)
+        assert type(grad) is np.ndarray
+        np.testing.assert_allclose(value, loss_np(w, X, y), rtol=1e-12)
+        np.testing.assert_allclose(grad, grad_np(w, X, y), rtol=1e-12)
+    assert calls == []
+    monkeypatch.setattr(m, "array_api_compat", None)
+    np.testing.assert_allclose(m.grad_loss(w, X.tolist(), y), grad_np(w, X, y), rtol=1e-12)
+    assert calls == ["_namespace", "_checked", "_checked", "_checked", "_same_size"]
+    with pytest.raises(ValueError, match=r"exported as one size and must be equal: "
+                                         r"X.shape\[0\] = 9, y.shape\[0\] = 8"):
+        m.grad_loss(w, X, y[:8])
+    with pytest.raises(ValueError, match=r"argument X: expected shape \(None, 3\)"):
+        m.grad_loss(w, X.T, y)
+    with pytest.raises(ValueError, match=r"argument w: expected shape \(3, 4\)"):
+        m.grad_loss(w[None], X, y)
+    # Scalar constants are the Python literals the standard allows beside an array, not
+    # arrays made on every call.
+    code = source[source.index("\ndef loss("):]
+    assert "xp.asarray(1.0" not in code and "xp.asarray(0." not in code
 
 
 def test_numpy_inputs_get_numpy_results_and_lists_convert(exported):
@@ -206,3 +261,30 @@ def test_an_op_without_an_array_api_form_writes_a_numpy_module(tmp_path, monkeyp
     spec.loader.exec_module(m)
     x = np.array([0.5, -1.0, 2.0])
     np.testing.assert_allclose(m.grad_f(x), 1 - np.tanh(x) ** 2, rtol=1e-14)
+
+
+def test_scalar_constants_are_literals_only_where_the_standard_allows_them(tmp_path):
+    """Beside an array of its dtype in an operator a constant is the Python literal (the
+    standard gives it the array's dtype); as a function's argument it stays a 0-d array
+    (2023.12 functions take arrays)."""
+    from tapec.codegen import standard
+    assert standard.is_operator("a0 + a1") and standard.is_operator("a0 < a1")
+    assert standard.is_operator("a0 ** a1") and not standard.is_operator("a0 @ a1")
+    assert not standard.is_operator("xp.maximum(a0, a1)")
+    assert not standard.is_operator("a0 + a1 + a0") and not standard.is_operator("-a0")
+
+    def f(x):
+        return tf.reduce_sum(tf.maximum(x * 3.0, 0.5) - 1.5)
+    source = tf.export(f, (np.array([0.1, 0.2, 0.3], np.float32),), tmp_path / "m.py")
+    code = source[source.index("\ndef f("):]
+    assert "x * 3.0" in code and "- 1.5" in code
+    assert "xp.maximum(multiply_1, xp.asarray(0.5, dtype=xp.float32, device=device))" in code
+    xps = pytest.importorskip("array_api_strict")
+    m = _load(tmp_path, "exported_literals")
+    x = np.array([0.1, 0.2, 0.3], np.float32)
+    for arrays in (x, xps.asarray(x)):
+        value, grad = m.value_and_grad_f(arrays)
+        assert np.asarray(value).dtype == np.float32 and np.asarray(grad).dtype == np.float32
+        np.testing.assert_allclose(np.asarray(value), np.sum(np.maximum(3 * x, 0.5) - 1.5),
+                                   rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(grad), np.where(3 * x > 0.5, 3.0, 0.0))

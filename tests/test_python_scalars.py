@@ -129,3 +129,39 @@ def test_exports_and_shape_polymorphic_traces_keep_floats_as_numbers(tmp_path):
     for n in (4, 7, 9):
         np.testing.assert_allclose(scaled(np.ones(n)).numpy(), np.full(n, 1.3))
     assert scaled.experimental_get_tracing_count() == 1
+
+
+def test_a_nested_tape_hessian_builds_its_inner_derivative_once(monkeypatch):
+    """The inner gradient, taken while the outer tape records, is evaluated op by op so
+    the outer tape sees it; its symbolic program is built on the first step only, and a
+    float that changes each step is fed to it, not frozen into it."""
+    from tapec import engine
+    builds = []
+    build_adjoints = engine.build_adjoints
+    monkeypatch.setattr(engine, "build_adjoints",
+                        lambda *a, **k: builds.append(1) or build_adjoints(*a, **k))
+    xv = np.linspace(-1.0, 1.0, 7)
+    x = tf.constant(xv)
+    for step in range(6):
+        beta = 0.1 + step / 7
+        with tf.GradientTape() as outer:
+            outer.watch(x)
+            with tf.GradientTape() as inner:
+                inner.watch(x)
+                f = tf.reduce_sum(beta * tf.sin(x) * x)
+            g = inner.gradient(f, x)
+        h = outer.jacobian(g, x)
+        # f = beta * sum(x sin x): f'' = beta * (2 cos x - x sin x) on the diagonal
+        np.testing.assert_allclose(h.numpy(), np.diag(beta * (2 * np.cos(xv) - xv * np.sin(xv))),
+                                   rtol=1e-12, atol=1e-15)
+    inner_builds = len(builds)
+    tf.clear_cache()
+    with tf.GradientTape() as outer:
+        outer.watch(x)
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            f = tf.reduce_sum(0.5 * tf.sin(x) * x)
+        g = inner.gradient(f, x)
+    outer.jacobian(g, x)
+    # six steps built as much as one step from a cleared cache
+    assert inner_builds == len(builds) - inner_builds

@@ -451,3 +451,61 @@ def test_cache_hit_reuses_both_versions(fresh_cache):
         third = gradient(loop, -1.25)
     assert bits(third) == bits(second) == bits(slow1(*calls[0])[0])
     assert tf.cache_info().misses == 1
+
+
+# --- float32: NumPy scalars instead of 0-d arrays ----------------------------------------
+
+def _float32_gradient_and_arguments(f, value):
+    x = tf.constant(np.float32(value))
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = f(x)
+    g = tape.gradient(y, x)
+    with captured_arguments(g) as calls:
+        tape.gradient(y, x)
+    return g, calls[0]
+
+
+def _on_arrays(g):
+    """The NumPy body behind the dispatcher, called directly: on 0-d arrays."""
+    return g._origin.fn.__globals__["gradient_numpy"]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_float32_scalar_programs_run_on_numpy_scalars_bit_identically(seed, fresh_cache):
+    rng = np.random.default_rng(100 + seed)
+    unary = [tf.sin, tf.cos, tf.square, tf.negative, tf.abs, tf.tanh, tf.nn.relu, tf.exp,
+             lambda t: tf.sqrt(tf.abs(t) + 0.5), tf.sigmoid]
+    binary = [tf.add, tf.subtract, tf.multiply, tf.divide, tf.maximum, tf.minimum,
+              lambda a, b: tf.where(tf.greater(a, b), a * b, a - b)]
+    plan = [(rng.integers(2), rng.integers(len(unary)), rng.integers(len(binary)),
+             float(rng.uniform(-2, 2))) for _ in range(8)]
+
+    def program(x):
+        values = [x, x * 0.5 + 0.25]
+        for use_binary, u, b, c in plan:
+            a = values[-1]
+            values.append(binary[b](a, values[-2] + c) if use_binary else unary[u](a))
+            values[-1] = tf.minimum(tf.maximum(values[-1], -50.0), 50.0)
+        return values[-1] + values[-3] * values[-2]
+
+    for value in rng.uniform(-3, 3, 10):
+        with np.errstate(all="ignore"):
+            g, args = _float32_gradient_and_arguments(program, value)
+            source = tf.generated_source(g, full=True)
+            assert "return gradient_numpy(" in source and "[()]" in source, source
+            assert g.dtype == tf.float32 and g.shape == ()
+            on_arrays = _on_arrays(g)(*args)[0]
+        assert isinstance(args[0], np.ndarray)          # what the engine passes
+        assert np.asarray(on_arrays).dtype == np.float32
+        assert np.float32(g.numpy()).tobytes() == np.float32(on_arrays).tobytes(), (seed, value)
+
+
+def test_float32_programs_with_power_keep_0d_arrays(fresh_cache):
+    """NumPy's scalar math computes `**` with the C library's powf: not the array loop."""
+    g = gradient(lambda x: x ** 2.5, 1.7, dtype=np.float32)
+    source = tf.generated_source(g, full=True)
+    assert "**" in source and "[()]" not in source, source
+    np.testing.assert_allclose(g.numpy(), 2.5 * 1.7 ** 1.5, rtol=1e-6)
+    g64 = gradient(lambda x: x * x, 1.5)                 # float64 has the float path
+    assert "[()]" not in tf.generated_source(g64, full=True)

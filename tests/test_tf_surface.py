@@ -557,3 +557,17 @@ def test_softmax_is_in_math_as_in_tensorflow():
     e = np.exp(x.numpy() - x.numpy().max(axis=-1, keepdims=True))
     np.testing.assert_allclose(tf.math.softmax(x).numpy(), e / e.sum(axis=-1, keepdims=True),
                                rtol=1e-15)
+
+
+def test_pack_sequence_as_flat_and_nested_structures():
+    """A flat list or tuple is rebuilt as its own type; nested ones, namedtuples, dicts
+    and wrong lengths keep TensorFlow's rules."""
+    import collections
+    assert tf.nest.pack_sequence_as([None, None], (1, 2)) == [1, 2]
+    assert tf.nest.pack_sequence_as((0, 0, 0), [1, 2, 3]) == (1, 2, 3)
+    assert tf.nest.pack_sequence_as([0, [0, 0]], [1, 2, 3]) == [1, [2, 3]]
+    assert tf.nest.pack_sequence_as({"b": 0, "a": 0}, [1, 2]) == {"b": 2, "a": 1}
+    Point = collections.namedtuple("Point", "x y")
+    assert tf.nest.pack_sequence_as(Point(0, 0), [1, 2]) == Point(1, 2)
+    with pytest.raises(ValueError, match="Structure had 2 atoms"):
+        tf.nest.pack_sequence_as([0, 0], [1, 2, 3])

@@ -4,7 +4,9 @@ Each takes `FILE.py:FUNC` and one `--arg NAME=SPEC` per argument of FUNC, where 
 `DTYPE[DIMS]` (`float64[3]`, `float32[2,3]`, `float64[]` for a 0-d tensor) or a Python
 number (`2.5`, `3`). Tensor arguments are filled with reproducible normal samples
 (seed 0, offset by the argument's position), so the command records what FUNC does on
-arrays of those shapes. Problems with the command line — a missing file or function, a
+arrays of those shapes. For `tapec export` a dimension may be `None` (`float64[None,5]`):
+the argument is then `tapec.TensorSpec([None, 5], tapec.float64)`, and the module takes
+any size there (docs/export.md "Every batch size from one export"). Problems with the command line — a missing file or function, a
 malformed spec — print one line and exit with status 2.
 """
 from __future__ import annotations
@@ -19,7 +21,7 @@ import sys
 import numpy as np
 
 _SPEC = re.compile(r"^(?P<name>[A-Za-z_]\w*)=(?P<value>.+)$")
-_TENSOR = re.compile(r"^(?P<dtype>[a-z]+[0-9]*)\[(?P<dims>[0-9,\s]*)\]$")
+_TENSOR = re.compile(r"^(?P<dtype>[a-z]+[0-9]*)\[(?P<dims>[0-9A-Za-z,\s]*)\]$")
 
 
 class UsageError(Exception):
@@ -49,8 +51,9 @@ def load_function(target: str):
     return fn
 
 
-def parse_args(specs, fn) -> tuple:
-    """Example arguments from `--arg NAME=SPEC` strings, in FUNC's parameter order."""
+def parse_args(specs, fn, none_dims=False) -> tuple:
+    """Example arguments from `--arg NAME=SPEC` strings, in FUNC's parameter order; with
+    `none_dims`, a tensor with a `None` dimension is a TensorSpec (tapec export)."""
     import inspect
     values = {}
     for position, text in enumerate(specs or []):
@@ -58,7 +61,7 @@ def parse_args(specs, fn) -> tuple:
         if not match:
             raise UsageError(f"malformed --arg {text!r}: expected NAME=DTYPE[DIMS] or "
                              "NAME=NUMBER")
-        values[match["name"]] = _value(match["value"].strip(), position, text)
+        values[match["name"]] = _value(match["value"].strip(), position, text, none_dims)
     try:
         parameters = list(inspect.signature(fn).parameters)
     except (TypeError, ValueError):
@@ -73,7 +76,7 @@ def parse_args(specs, fn) -> tuple:
     return parameters, tuple(values[p] for p in parameters)
 
 
-def _value(text, position, whole):
+def _value(text, position, whole, none_dims=False):
     tensor = _TENSOR.match(text)
     if tensor:
         try:
@@ -81,7 +84,18 @@ def _value(text, position, whole):
         except TypeError:
             raise UsageError(f"unknown dtype {tensor['dtype']!r} in --arg {whole!r}") from None
         dims = [d for d in tensor["dims"].replace(" ", "").split(",") if d]
-        shape = tuple(int(d) for d in dims)
+        bad = [d for d in dims if not d.isdigit() and d != "None"]
+        if bad:
+            raise UsageError(f"malformed --arg {whole!r}: a dimension is a size or None, "
+                             f"got {bad[0]!r}")
+        shape = tuple(None if d == "None" else int(d) for d in dims)
+        if None in shape:
+            if not none_dims:
+                raise UsageError(f"--arg {whole!r}: a None dimension (any size) is for "
+                                 "tapec export; this command records FUNC on arrays, so "
+                                 "give every size")
+            import tapec
+            return tapec.TensorSpec(shape, dtype)
         rng = np.random.default_rng(position)
         return rng.normal(size=shape).astype(dtype)
     try:
@@ -128,7 +142,7 @@ def export_command(target: str, arg_specs: list[str], output: str,
     that order (the first parameter by default, as `tapec.export`)."""
     import tapec
     fn = load_function(target)
-    names, args = parse_args(arg_specs, fn)
+    names, args = parse_args(arg_specs, fn, none_dims=True)
     if not output:
         raise UsageError("needs -o OUT.py")
     argnums = 0 if not wrt else _argnums(wrt, names, args)
@@ -146,7 +160,7 @@ def _argnums(wrt, names, args):
         if w in wrt[:len(positions)]:
             raise UsageError(f"--wrt {w!r} is given twice")
         k = names.index(w)
-        if not isinstance(args[k], np.ndarray):
+        if isinstance(args[k], (int, float)):
             raise UsageError(f"--wrt {w!r}: a gradient is taken with respect to tensors; "
                              f"{w} is the number {args[k]!r} (give it as DTYPE[DIMS])")
         positions.append(k)

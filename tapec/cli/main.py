@@ -15,7 +15,8 @@ EXIT_BROKEN_PIPE = 128 + 13        # 13 is SIGPIPE on every POSIX system
 
 _TARGET_HELP = "the function to record, as FILE.py:FUNC"
 _ARG_HELP = ("one per parameter of FUNC: NAME=DTYPE[DIMS] (e.g. x=float64[3], "
-             "A=float32[2,3], s=float64[]) or NAME=NUMBER")
+             "A=float32[2,3], s=float64[]; for export a dimension may be None, any size: "
+             "X=float64[None,5]) or NAME=NUMBER")
 
 
 def _with_target(parser, wrt_default):

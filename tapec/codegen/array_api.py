@@ -12,7 +12,9 @@ array-api-strict):
 
 `xp` is the namespace and `device` the device of the arguments (constants and fills
 are made there: `xp.asarray(..., device=device)`, `xp.full(..., device=device)`; no
-module holds an array). The code calls only the standard (`standard.py` lists it)
+module holds an array). A scalar constant that is an operand of an operator beside an
+array of its dtype is written as the Python literal the standard allows there
+(`1.0 - multiply_1`): no 0-d array is made on every call. The code calls only the standard (`standard.py` lists it)
 and the helpers of `xp_helpers.py`, which it carries: where the standard has a gap
 (einsum, scatter-add without in-place writes, a diagonal matrix) the source defines a
 `tapec_xp_...` function at module level, so the text runs without tapec. Nothing in it
@@ -55,6 +57,7 @@ import numpy as np
 from .._version import __version__
 from ..ir.nodes import Node
 from . import standard, xp_helpers
+from ..ops.literals import xp_literal
 from .emit import CodegenError, function_lines, one_line, signature, statements
 
 
@@ -88,11 +91,20 @@ def _declined(node, printed):
     return printed
 
 
+class _Constant(str):
+    """A constant's text, `xp.asarray(1.0, dtype=xp.float64, device=device)`, that also
+    knows its Python literal (`1.0`) and dtype, for `_operands`."""
+    literal: str
+    dtype: np.dtype
+
+
 class _ArrayApiForm:
     """How nodes print in the array-API form (emit.statements' `form`)."""
 
     def constant(self, node):
-        return self.expression(node, [])
+        text = _Constant(self.expression(node, []))
+        text.literal, text.dtype = xp_literal(node.attrs["value"], node.dtype), node.dtype
+        return text
 
     @staticmethod
     def placeholder(node):
@@ -110,6 +122,8 @@ class _ArrayApiForm:
     @staticmethod
     def expression(node, args):
         template = node.op.array_api
+        if len(args) == 2 and (type(args[0]) is _Constant) != (type(args[1]) is _Constant):
+            args = _operands(node, args)
         return _declined(node, _fallback(node, args) if template is None
                          else template(args, node))
 
@@ -119,6 +133,27 @@ class _ArrayApiForm:
 
 
 ARRAY_API = _ArrayApiForm()
+
+
+def _operands(node, args) -> list:
+    """`args` with a constant written as its Python literal where the standard allows one:
+    an operand of an arithmetic or comparison operator whose other operand is an array of
+    the constant's dtype. The standard gives the literal the array's dtype, so the value
+    is the same, and NumPy (the fast path) skips making a 0-d array on every call."""
+    k = 0 if type(args[0]) is _Constant else 1
+    constant, other = args[k], node.inputs[1 - k]
+    if not (constant.dtype == other.dtype and standard.is_operator(
+            _template_text(node))):
+        return args
+    args = list(args)
+    args[k] = constant.literal
+    return args
+
+
+def _template_text(node) -> str:
+    """The node's array-API text over the arguments `a0`, `a1` (for `standard`)."""
+    template = node.op.array_api
+    return _fallback(node, ["a0", "a1"]) if template is None else template(["a0", "a1"], node)
 
 
 def elementwise_template(op) -> str:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextvars
 import math
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -49,6 +50,47 @@ def eligible(shape, input_shapes) -> tuple | None:
         return None
     sliced = tuple(len(s) == len(shape) and s[0] == shape[0] for s in map(tuple, input_shapes))
     return sliced if any(sliced) else None
+
+
+def eager(impl, values, shape, dtype):
+    """An eager elementwise op's value, `impl(*values)`, computed in blocks on
+    `tapec.num_threads()` threads; None where that does not pay, and the caller computes
+    it whole: one thread, a small result, or a loop bound by memory rather than by
+    arithmetic. Most of NumPy's transcendental loops are vectorised (about 1 ns per
+    element, as fast as memory brings the operands); a few are not (float64 sin and cos
+    here: 15 ns), and only those gain from more cores. Which is which depends on the
+    NumPy build and the CPU, so it is measured, once per loop and dtype."""
+    if config.num_threads() <= 1:
+        return None
+    sliced = eligible(shape, [np.shape(v) for v in values])
+    if sliced is None:
+        return None
+    key = (impl, dtype, tuple(np.result_type(v) for v in values))
+    bound = _COMPUTE_BOUND.get(key)
+    if bound is None:
+        bound = _COMPUTE_BOUND[key] = _measure(impl, values)
+    return tapec_blocked(impl, values, sliced, shape, dtype) if bound else None
+
+
+# (loop, result dtype, operand dtypes) -> whether the loop is bound by arithmetic (eager)
+_COMPUTE_BOUND = {}
+_SAMPLE = 1 << 14                # elements timed
+COMPUTE_BOUND_NS = 4.0           # per element, single-threaded
+
+
+def _measure(impl, values) -> bool:
+    """Whether `impl` takes at least COMPUTE_BOUND_NS per element on a sample of the
+    operands (their first elements; the best of two runs, so one preempted run does
+    not decide)."""
+    sample = [np.asarray(v).reshape(-1)[:_SAMPLE] if np.size(v) >= _SAMPLE else
+              np.asarray(v).reshape(-1)[:1] for v in values]
+    best = math.inf
+    with np.errstate(all="ignore"):          # the real call reports the user's values
+        for _ in range(2):
+            start = time.perf_counter()
+            impl(*sample)
+            best = min(best, time.perf_counter() - start)
+    return best * 1e9 / _SAMPLE >= COMPUTE_BOUND_NS
 
 
 def _executor(workers: int) -> ThreadPoolExecutor:

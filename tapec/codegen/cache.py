@@ -24,6 +24,7 @@ class CompileCache:
     def __init__(self, maxsize: int = 512):
         self._entries = OrderedDict()
         self._aliases = OrderedDict()
+        self._programs = OrderedDict()      # key -> an uncompiled program (find_program)
         self._lock = threading.Lock()
         self._building = {}
         self.maxsize = maxsize
@@ -107,10 +108,27 @@ class CompileCache:
             return CacheInfo(self.hits, self.misses, len(self._entries), self.maxsize,
                              self.disk_hits)
 
+    def find_program(self, key):
+        """A program kept by `put_program` (an uncompiled derivative, which an enclosing
+        tape records op by op), or None; neither counted as a hit nor as a miss."""
+        with self._lock:
+            program = self._programs.get(key)
+            if program is not None:
+                self._programs.move_to_end(key)
+            return program
+
+    def put_program(self, key, program):
+        with self._lock:
+            self._programs[key] = program
+            while len(self._programs) > self.maxsize:
+                self._programs.popitem(last=False)
+        return program
+
     def clear(self):
         with self._lock:
             self._entries.clear()
             self._aliases.clear()
+            self._programs.clear()
             self.hits = self.misses = self.disk_hits = 0
 
     def resize(self, maxsize: int):
@@ -118,7 +136,7 @@ class CompileCache:
             raise ValueError(f"set_cache_size: maxsize must be a positive int, got {maxsize!r}")
         with self._lock:
             self.maxsize = maxsize
-            for table in (self._entries, self._aliases):
+            for table in (self._entries, self._aliases, self._programs):
                 while len(table) > maxsize:
                     table.popitem(last=False)
 

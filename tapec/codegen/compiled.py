@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 # 7: `xp` and `device` are reserved (the array-API form's names): never a parameter's
 # 8: values named after the user's variables (`b_h`, `dloss_dw`), `# from:` comments,
 #    eye for the jacobian seed
-CODEGEN_VERSION = 8
+# 9: 0-d float32 programs compute on NumPy scalars (codegen/scalar.py `numpy_scalars`)
+CODEGEN_VERSION = 9
 
 
 # A program compiled before SymPy was imported is not fused (a first gradient must not

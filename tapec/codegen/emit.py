@@ -253,7 +253,10 @@ def emit(outputs, feeds: dict, fn_name: str = "gradient", title: str = "",
     numpy_fn = function_lines(fn_name, params, body, outputs, names)
     fast = _float_body(order, fed_names, namer, uses) \
         if scalar.eligible(order, outputs) else None
-    if fast is None:
+    if fast is None and scalar.numpy_scalars(order, outputs, body):
+        functions = [scalar.unwrapping(fn_name, [n for _, n in fed], names),
+                     function_lines(f"{fn_name}_numpy", params, body, outputs, names)]
+    elif fast is None:
         functions = [numpy_fn]
     else:
         scalar_body, scalar_names, convert = fast
@@ -416,8 +419,9 @@ def _split_fallback(source: str, fn_name: str):
 def readable(source: str) -> str:
     """The source as people read it: one body. A program of 0-d float64 values is
     compiled as a dispatcher, a Python-float copy, its C version and the NumPy body
-    (scalar.py), the same statements in three spellings; this is its header and the
-    NumPy body under the dispatcher's name, with a line saying so. Any other source
+    (scalar.py), the same statements in three spellings, and one of 0-d float32 values
+    as a dispatcher that passes NumPy scalars to the NumPy body; this is its header and
+    the NumPy body under the dispatcher's name, with a line saying so. Any other source
     is returned as it is."""
     for fn_name in ("gradient", "function"):
         source_fn, numpy_fn = _split_fallback(source, fn_name)
@@ -427,11 +431,13 @@ def readable(source: str) -> str:
         return source
     header = source_fn[:source_fn.index(f"\ndef {fn_name}(")].rstrip("\n").splitlines()
     numpy_fn = numpy_fn.lstrip("\n").replace(f"def {fn_name}_numpy(", f"def {fn_name}(", 1)
-    return "\n".join([*header, SCALAR_NOTE, "", "", numpy_fn.rstrip("\n")]) + "\n"
+    note = SCALAR_NOTE if f"def {fn_name}_scalar(" in source_fn else NUMPY_SCALAR_NOTE
+    return "\n".join([*header, note, "", "", numpy_fn.rstrip("\n")]) + "\n"
 
 
 SCALAR_NOTE = ("# Runs on Python floats (and compiled C) where its values are 0-d float64: "
                "the same statements")
+NUMPY_SCALAR_NOTE = "# Runs on NumPy scalars where its values are 0-d float32"
 
 
 def _compiled_on_first_call(text, filename, name, namespace):

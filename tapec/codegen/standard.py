@@ -92,3 +92,28 @@ def _attribute(node):
         return f"it calls {owner.id}.{node.attr}"
     return None if node.attr in ARRAY_ATTRIBUTES else \
         f".{node.attr} is not an attribute of the standard's arrays"
+
+
+# Operators whose operands the standard lets be Python scalars ("Mixing arrays with Python
+# scalars"): every one but `@`.
+_SCALAR_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow,
+                     ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift, ast.Lt,
+                     ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
+
+
+@functools.lru_cache(maxsize=1024)
+def is_operator(text: str) -> bool:
+    """Whether `text` is `a0 <op> a1` for an operator of the standard that takes a Python
+    scalar as either operand (`a0 + a1`, `a0 < a1`; not `a0 @ a1` nor a call)."""
+    try:
+        tree = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return False
+    if isinstance(tree, ast.BinOp):
+        op, operands = tree.op, (tree.left, tree.right)
+    elif isinstance(tree, ast.Compare) and len(tree.ops) == 1:
+        op, operands = tree.ops[0], (tree.left, tree.comparators[0])
+    else:
+        return False
+    return isinstance(op, _SCALAR_OPERATORS) and [
+        getattr(o, "id", None) for o in operands] == ["a0", "a1"]

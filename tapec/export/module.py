@@ -15,7 +15,10 @@ How the module is made:
   code (`codegen.emit.statements`), with the names of `naming.ModuleNamer`.
 * The code is the array-API form (`codegen.array_api.ARRAY_API`): each function takes
   the namespace `xp` and the device of its arguments (NumPy for NumPy inputs), so the
-  module runs on Dask, JAX, PyTorch, CuPy and array-api-strict arrays too. A program with
+  module runs on Dask, JAX, PyTorch, CuPy and array-api-strict arrays too. The module's
+  `_arguments` (signature.py) finds them and checks the arguments; NumPy arrays of the
+  exported signature pass by plain comparisons, so NumPy calls cost what a NumPy-only
+  module's did. A program with
   an op the standard cannot spell is written in the NumPy form instead.
 * TensorSpec example arguments (sizes.py): their None dimensions take any size, read
   from the arguments; the module is traced on seeded data at probe sizes, and numbers
@@ -60,7 +63,7 @@ from ..simplify import simplify
 from .layout import (ExportError, array_source, dtype_source, pack, wrapped,
                      wrapped_return)
 from .naming import ModuleNamer, function_name
-from .signature import HELPERS, checks, docstring, is_python_number, number_source
+from .signature import HELPERS, arguments, docstring, is_python_number, number_source
 from .sizes import polymorphic_source
 
 __all__ = ["export", "ExportError"]
@@ -291,6 +294,7 @@ class _Module:
                 lines += array_source(value, f"{prefix}{name} = ")
         for helper in self._helpers:
             lines += ["", "", *HELPERS[helper]]
+        lines += ["", "", *self._arguments[1]]
         standard_gaps = helpers(code.splitlines()) if self.array_api else []
         for helper in standard_gaps:
             lines += ["", "", *helper]
@@ -317,9 +321,11 @@ class _Module:
             return self._functions()
 
     _helpers: list
+    _arguments: tuple       # signature.arguments: each function's first line, `_arguments`
 
     def _functions(self) -> list:
         self._helpers = []
+        self._arguments = arguments(self)
         kinds = self.kinds
         value_nodes, value_structure = kinds["value"]
         value_names = self.output_names["value"]
@@ -391,15 +397,12 @@ class _Module:
             raise
         except CodegenError as error:
             raise ExportError(f"tapec.export: {error}") from None
-        lines = [f"def {self.functions[kind]}({', '.join(self.params)}):", f'    """{doc}"""']
-        if self.array_api:
-            self.need("_namespace")
-            lines.append(f"    xp, device = _namespace({', '.join(self.params)})")
-        lines += checks(self)
+        lines = [f"def {self.functions[kind]}({', '.join(self.params)}):", f'    """{doc}"""',
+                 *wrapped("    " + self._arguments[0])]
         if self.array_api:     # the embedded values this function reads, where xp computes
             read = set(re.findall(r"\b\w+\b", "\n".join(body)))
-            lines += [f"    {name} = xp.asarray(_data_{name}, device=device)"
-                      for name in self.constants if name in read]
+            lines += [f"    {name} = _data_{name} if xp is np else xp.asarray(_data_{name}, "
+                      "device=device)" for name in self.constants if name in read]
         lines += [piece for line in body for piece in wrapped("    " + line)]
         results = []
         for node, name in zip(outputs, output_names):

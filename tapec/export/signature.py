@@ -1,8 +1,10 @@
 """What an exported module accepts and says about itself.
 
 Each exported function first checks its arguments against the traced signature
-(`checks`: shapes and dtypes, and the values of Python numbers, which were fixed when
-tracing) through helpers written into the module only when used (`HELPERS`). The
+(`arguments`: shapes and dtypes, and the values of Python numbers, which were fixed when
+tracing) by calling the module's `_arguments`, which takes NumPy arrays through a fast
+path of plain comparisons and anything else through helpers written into the module only
+when used (`HELPERS`). The
 module docstring (`docstring`) lists the functions, the signature, the formulas in
 LaTeX, the specialized branches and the embedded values; user text enters it only
 through `display` and `doc_safe`.
@@ -15,33 +17,112 @@ import numpy as np
 
 from ..ir.nodes import topological_order
 from ..tensor import Tensor, Variable
-from .layout import WIDTH, ExportError, display, doc_safe
+from .layout import WIDTH, ExportError, display, doc_safe, wrapped
 
 
-def checks(module) -> list:
-    """Argument checks: the traced shapes and dtypes, and Python numbers' values; then
-    each size symbol `_size<k>` read from the arguments' None dimensions. Each check asks
-    `module.need` for the helper it calls."""
-    lines = []
-    for k, (param, arg) in enumerate(zip(module.params, module.args)):
-        if is_python_number(arg) and module.specs[k] is None:
-            module.need("_fixed")
-            lines.append(f"    _fixed({param!r}, {param}, {number_source(arg)})")
-        else:
-            module.need("_checked_in" if module.array_api else "_checked")
-            lines.append(f"    {param} = _checked({param!r}, {param}, "
-                         f"{declared_shape(module, k)}, {np.dtype(arg_dtype(arg)).name!r}" +
-                         (", xp, device)" if module.array_api else ")"))
+def arguments(module) -> tuple:
+    """(the line that starts each function, the lines of the module's `_arguments`).
+
+    Every function of a module takes the same arguments, so one function checks them:
+    `_arguments` returns the namespace and device (array-API form), the array arguments
+    as arrays of that namespace and the sizes `_size<k>` of the None dimensions. NumPy
+    arrays of the exported dtypes and shapes take the fast path, a test of plain
+    comparisons and nothing else; any other call goes through the checking helpers
+    (`HELPERS`: `_namespace`, `_checked`, `_same_size`), which convert what they can and
+    raise ValueError naming the argument, its shape and dtype, and the signature."""
+    params, xp = module.params, module.array_api
+    fixed = [k for k, arg in enumerate(module.args)
+             if is_python_number(arg) and module.specs[k] is None]
+    arrays = [k for k in range(len(params)) if k not in fixed]
+    sizes = [f"_size{k}" for k in range(len(module.groups))]
+    results = ", ".join((["xp", "device"] if xp else []) + [params[k] for k in arrays] + sizes)
+    call = f"{results} = _arguments({', '.join(params)})" if results else \
+        f"_arguments({', '.join(params)})"
+    lines = [f"def _arguments({', '.join(params)}):",
+             '    """The arguments checked against the exported signature' +
+             (", with their namespace and device" if xp else "") + '."""']
+    for k in fixed:
+        module.need("_fixed")
+        lines.append(f"    _fixed({params[k]!r}, {params[k]}, {number_source(module.args[k])})")
+    dtypes = {}
+    if arrays:
+        test = _fast_test(module, arrays, dtypes)
+        fast = (["np", "None"] if xp else []) + [params[k] for k in arrays] + [
+            f"{params[a]}.shape[{axis}]" for (a, axis), *_ in module.groups]
+        lines += [*_wrapped_test(test), *_returned("        ", fast)]
+    if xp:
+        module.need("_namespace")
+        lines.append(f"    xp, device = _namespace({', '.join(params)})")
+    for k in arrays:
+        module.need("_checked_in" if xp else "_checked")
+        lines.append(f"    {params[k]} = _checked({params[k]!r}, {params[k]}, "
+                     f"{declared_shape(module, k)}, {np.dtype(arg_dtype(module.args[k])).name!r}"
+                     + (", xp, device)" if xp else ")"))
     for k, dims in enumerate(module.groups):
         if len(dims) == 1:
             ((a, axis),) = dims
-            lines.append(f"    _size{k} = {module.params[a]}.shape[{axis}]")
+            lines.append(f"    _size{k} = {params[a]}.shape[{axis}]")
         else:
             module.need("_same_size")
             lines.append(f"    _size{k} = _same_size(" + ", ".join(
-                f"({module.params[a]!r}, {module.params[a]}, {axis})" for a, axis in dims) +
-                ")")
-    return lines
+                f"({params[a]!r}, {params[a]}, {axis})" for a, axis in dims) + ")")
+    if results:
+        lines += _returned("    ", [results])
+    lines = [piece for line in lines for piece in
+             ([line] if line.startswith("            ") else wrapped(line))]
+    # The dtypes the fast path compares with, made once (a dtype object compares faster
+    # than its name).
+    constants = [f"{name} = np.dtype({dtype!r})" for dtype, name in dtypes.items()]
+    return call, constants + (["", ""] if constants else []) + lines
+
+
+def _returned(indent, names) -> list:
+    """`return a, b, ...` at `indent`, parenthesized and broken after commas when long."""
+    line = f"{indent}return {', '.join(names)}"
+    return [line] if len(line) <= WIDTH else wrapped(f"{indent}return ({', '.join(names)})")
+
+
+def _fast_test(module, arrays, dtypes) -> list:
+    """The fast path's test, a list of clauses joined by `and`: each array argument is a
+    NumPy array (exactly: a subclass may behave otherwise) of its exported dtype and
+    shape; a None dimension is read from the first argument that has it, and the others
+    that share its size are compared with that one."""
+    params = module.params
+    reader = {}             # (argument, axis) -> the expression of its size
+    for dims in module.groups:
+        (a, axis), *others = dims
+        for dim in others:
+            reader[dim] = f"{params[a]}.shape[{axis}]"
+    clauses = [f"type({params[k]}) is np.ndarray" for k in arrays]
+    for k in arrays:
+        dtype = np.dtype(arg_dtype(module.args[k])).name
+        name = dtypes.setdefault(dtype, f"_{dtype.upper()}")
+        clauses.append(f"{params[k]}.dtype == {name}")
+    for k in arrays:
+        shape, p = declared_shape(module, k), params[k]
+        if None not in shape:
+            clauses.append(f"{p}.shape == {shape!r}")
+        elif all(d is not None or (k, axis) in reader for axis, d in enumerate(shape)):
+            wanted = [repr(d) if d is not None else reader[k, axis]
+                      for axis, d in enumerate(shape)]
+            clauses.append(f"{p}.shape == ({', '.join(wanted)}{',' if len(wanted) == 1 else ''})")
+        else:
+            clauses.append(f"{p}.ndim == {len(shape)}")
+            clauses += [f"{p}.shape[{axis}] == {d if d is not None else reader[k, axis]}"
+                        for axis, d in enumerate(shape) if d is not None or (k, axis) in reader]
+    return clauses
+
+
+def _wrapped_test(clauses) -> list:
+    """`if <clauses joined by and>:` in lines of at most WIDTH columns."""
+    lines, line = [], "    if ("
+    for i, clause in enumerate(clauses):
+        piece = clause + (" and" if i < len(clauses) - 1 else "):")
+        if len(line) + len(piece) + 1 > WIDTH and line.strip() not in ("if (", ""):
+            lines.append(line.rstrip())
+            line = "            "
+        line += piece + " "
+    return lines + [line.rstrip()]
 
 
 def declared_shape(module, k) -> tuple:

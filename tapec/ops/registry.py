@@ -46,6 +46,7 @@ from typing import Callable
 import numpy as np
 
 from .. import context
+from ..codegen import blocks
 from ..tensor import (Tensor, Variable, _foreign_array, _python_scalar_dtype, _to_array,
                       is_array_like)
 
@@ -95,6 +96,9 @@ class Op:
     # factor that changes every step then compiles once. Whole numbers (0, 1, 2...) stay
     # constants, since simplification reads them (x * 1 -> x, x * 0 -> 0).
     fed_scalars: bool = False
+    # elementwise ops costly per element: an eager call on a large array runs in blocks
+    # on threads (codegen.blocks.eager); set by `declare` from `cost`
+    blocks_eagerly: bool = False
 
     def __repr__(self):
         return f"Op({self.name})"
@@ -104,6 +108,10 @@ def declare(op: Op) -> Op:
     if op.name in REGISTRY:
         raise ValueError(f"op {op.name!r} is declared twice")
     REGISTRY[op.name] = op
+    # rounding, comparisons and logic are cheap per element whatever their `cost` says
+    op.blocks_eagerly = (op.arity is not None and op.impl is not None and op.differentiable
+                         and isinstance(op.cost, int) and
+                         op.cost >= blocks.MIN_COST_PER_ELEMENT)
     return op
 
 
@@ -232,7 +240,11 @@ def apply(op: Op, *operands, **attrs):
                                "build")
         values.append(t._value)
     shape, dtype = _infer(op, tensors, attrs)
-    value = np.asarray(op.impl(*values, **attrs))
+    value = None
+    if op.blocks_eagerly and not attrs:
+        value = blocks.eager(op.impl, values, shape, dtype)
+    if value is None:
+        value = np.asarray(op.impl(*values, **attrs))
     if value.dtype != dtype:
         value = value.astype(dtype)
     if value.shape != shape:
@@ -240,8 +252,12 @@ def apply(op: Op, *operands, **attrs):
                              f"declared {shape}")
     value.setflags(write=False)
     out = Tensor._new(value, shape, dtype, None)
-    if state.tapes:
-        record(op, tensors, attrs, out)
+    tapes = state.tapes
+    if tapes:                   # record(), inlined: every eager op of a tape step is here
+        differentiable = op.differentiable and dtype.kind in "fc"
+        for tape in tapes:
+            if differentiable or tape._records_everything:
+                tape._on_op(op, tensors, attrs, out)
     return out
 
 

@@ -35,7 +35,8 @@ def signature(args, arrays_only=False, foreign_arrays=False) -> tuple:
             parts.append(("tensor", tuple(a._shape), _dtype_str(a._dtype)))
         elif isinstance(a, Variable):
             # The Variable itself is traced (read at every call), so it is the signature.
-            parts.append(("variable", id(a), tuple(a.shape), np.dtype(a._dtype).str))
+            value = a._value            # (its shape and dtype: `shape` builds a TensorShape)
+            parts.append(("variable", id(a), value.shape, _dtype_str(value.dtype)))
         elif isinstance(a, Tensor):
             parts.append(("tensor", tuple(a._shape), np.dtype(a._dtype).str))
         elif isinstance(a, (np.ndarray, np.generic)):
