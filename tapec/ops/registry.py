@@ -275,7 +275,7 @@ def record(op: Op, inputs: list, attrs: dict, out: Tensor):
 
 def _apply_symbolic(builder, op: Op, tensors: list, attrs: dict) -> Tensor:
     shape, dtype = _infer(op, tensors, attrs)      # a reverse pass repeats a few shapes
-    inputs = tuple(_node_of(builder, t) for t in tensors)
+    inputs = tuple([_node_of(builder, t) for t in tensors])
     return Tensor._symbolic(builder.node(op, inputs, attrs, tuple(shape), dtype))
 
 
