@@ -34,6 +34,7 @@ import numpy as np
 from ... import engine, nest
 from ...ops.sympy_rules import sympy as _sympy
 from ...tensor import Tensor, Variable
+from .collect import collected
 from .graph import PrintableGraph, gradient_of, leaves_of
 from .index import NoIndexForm, index_form, indexed_name
 # The bounds on layout and simplification are re-exported, where callers have read them.
@@ -147,7 +148,8 @@ def _render(roots, sides, names):
         except (TypeError, ValueError, AttributeError, NotImplementedError):
             printed = None      # SymPy refused an expression: matrix notation prints it
     if printed is None and flat:
-        exprs = MatrixConverter(names).roots([roots[k] for k in flat])
+        exprs = collected(MatrixConverter(names).roots([roots[k] for k in flat]), names,
+                          _bounded)
         indexed |= {k for k, e in zip(flat, exprs) if has_tensor(e)}
         exprs = [e for k, e in zip(flat, exprs) if k not in indexed]
         flat = [k for k in flat if k not in indexed]

@@ -13,7 +13,7 @@ import re
 
 from ...ops.sympy_rules import sympy as _sympy
 from .dispatch import Visitor
-from .matrix import Call, Expr, Frac, Num, Sym, is_scalar, trivial
+from .matrix import Call, Expr, Frac, Num, Prod, Sym, is_scalar, trivial
 from .names import temporary_names
 from .width import rendered_width
 
@@ -22,6 +22,14 @@ MIN_DEFINITION = 6         # a shared subexpression narrower than this stays inl
 MAX_DEFINITIONS = 60       # bounds the line-breaking loop on huge graphs
 
 SUM, HAD, PROD, POST, ATOM = 10, 30, 40, 90, 100
+
+
+def _chain(e):
+    """Whether `e` is a matrix product of three or more arrays, such as the upstream
+    gradient `\\mathbf{1} \\mathbf{1}^{T} V^{T}` of a sum: used twice, a reader names
+    it (G) however narrow it prints."""
+    return isinstance(e, Prod) and e.layout[0] == "m" and \
+        sum(1 for f in e.factors if not is_scalar(f)) >= 3
 
 
 class Layout(Visitor):
@@ -90,7 +98,8 @@ class Layout(Visitor):
         for e in self._post_order(roots):
             if e.shared and counts.get(id(e), 0) > 1:
                 self._warm([e])
-                if rendered_width(self.tex(e, top=True)[0]) >= MIN_DEFINITION:
+                if rendered_width(self.tex(e, top=True)[0]) >= MIN_DEFINITION or \
+                        _chain(e):
                     self._define(e)
 
     def _break_long_lines(self, roots):
@@ -125,6 +134,11 @@ class Layout(Visitor):
         return order
 
     # --- printing ------------------------------------------------------------------------------
+    def text(self, e):
+        """The LaTeX of `e` on its own, printed bottom-up."""
+        self._warm([e])
+        return self.tex(e, top=True)[0]
+
     def wrap(self, e, precedence):
         """LaTeX of `e`, in parentheses unless it binds at least as tightly as `precedence`."""
         text, own = self.tex(e)
