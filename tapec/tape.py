@@ -328,7 +328,9 @@ class GradientTape:
             return
         ids = tuple(map(_tensor_id, inputs))
         if self._live.isdisjoint(ids):
-            self._unrecorded = provenance.note(self._unrecorded, op, inputs, ids, attrs, out)
+            if self._keep:      # printable provenance, where tensors are kept anyway
+                self._unrecorded = provenance.note(self._unrecorded, op, inputs, ids, attrs,
+                                                   out)
             return
         self._add_op(op, inputs, ids, attrs, out)
 

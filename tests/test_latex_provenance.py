@@ -56,12 +56,12 @@ def test_provenance_keeps_no_array_alive_and_stays_bounded():
         y = tf.constant(np.ones(4))
         z = 2.0 * y
         gone = weakref.ref(y)
-        noted = dict(tape.recorded.unrecorded)
+        table = tape.recorded.unrecorded
+        assert list(table) == [z._id]
+        computed = provenance.computed(table, z._id)
         del y, z
         gc.collect()
         assert gone() is None
-        assert len(noted) == 1
-        (computed,) = noted.values()
         assert computed.op.name == "multiply" and computed.shape == (4,)
         assert provenance.tensor_of(computed, 1) is None        # held weakly
         assert float(provenance.tensor_of(computed, 0).numpy()) == 2.0   # the literal
@@ -71,13 +71,16 @@ def test_provenance_keeps_no_array_alive_and_stays_bounded():
     assert len(tape.recorded.unrecorded) <= provenance.LIMIT
 
 
-def test_recording_notes_nothing_where_it_records():
-    x = tf.constant(3.0)
+def test_a_lone_non_persistent_tape_notes_nothing():
+    """A training step's tape (not persistent, not beside another) pays nothing for
+    provenance: it keeps no Tensors, and prints such a value as an input of its own."""
+    x, y = _column(3), _column(3, seed=1)
     with tf.GradientTape() as tape:
         tape.watch(x)
-        y = x * x
+        f = tf.reduce_sum(x * (1 - y))
     assert tape.recorded.unrecorded is None
-    assert float(tape.gradient(y, x).numpy()) == 6.0
+    assert tape.latex(f, x, [(y, "y")]) == "c_{1}"
+    np.testing.assert_allclose(tape.gradient(f, x).numpy(), 1 - y.numpy())
 
 
 def _logistic(n, d, seed):

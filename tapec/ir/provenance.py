@@ -5,10 +5,10 @@ A tape records an op only when it watches one of the op's inputs. `1 - y` for an
 unwatched `y`, or the constants an inner gradient computes from unwatched data
 (`(1 - y) / n`), run eagerly and reach the tape later as inputs it never saw computed.
 So that a printer can show such an input by what it is (`1 - y`, not an unexplained
-symbol), a recording tape notes those ops in a table, tensor id -> `Computed`:
+symbol), a recording tape notes those ops in a table keyed by tensor id:
 
     note(table, op, inputs, ids, attrs, out)   # from the tape, when it does not record
-    table[t._id]                               # how t was computed, if it was noted
+    computed(table, t._id)                     # how t was computed (a `Computed`), or None
 
 Nothing here keeps an array alive: inputs are held by weak reference, except literals
 (the `1` of `1 - y`, which nothing else holds; they are numbers or uniform fills). The
@@ -30,24 +30,37 @@ class Computed(NamedTuple):
     op: object
     attrs: dict
     ids: tuple
-    inputs: tuple
+    inputs: list
     shape: tuple
     dtype: object
 
 
 def note(table, op, inputs, ids, attrs, out) -> dict:
-    """Add `out = op(*inputs)` to `table` (None: a new table), which is returned."""
+    """Add `out = op(*inputs)` to `table` (None: a new table), which is returned. A plain
+    tuple is stored (`computed` reads it): this runs for every op a recording tape does
+    not record."""
     if table is None:
         table = {}
     elif len(table) >= LIMIT:
         for key in list(itertools.islice(table, LIMIT // 2)):
             del table[key]
-    held = tuple(t if t._literal else weakref.ref(t) for t in inputs)
-    table[out._id] = Computed(op, attrs, ids, held, out._shape, out._dtype)
+    held = []
+    for t in inputs:        # a loop, not a comprehension: no frame of its own (3.11)
+        held.append(t if t._literal else _ref(t))
+    table[out._id] = (op, attrs, ids, held, out._shape, out._dtype)
     return table
+
+
+def computed(table, key) -> Computed | None:
+    """How tensor `key` was computed, if `table` noted it."""
+    entry = table.get(key) if table else None
+    return None if entry is None else Computed._make(entry)
 
 
 def tensor_of(computed: Computed, k: int):
     """Input `k` of `computed` as a Tensor, or None when it no longer exists."""
     held = computed.inputs[k]
-    return held() if isinstance(held, weakref.ref) else held
+    return held() if isinstance(held, _ref) else held
+
+
+_ref = weakref.ref

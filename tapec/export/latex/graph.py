@@ -130,7 +130,7 @@ class PrintableGraph:
         found = self._provenance.get(key)
         if found is not None:
             return found
-        computed = self.unrecorded.get(key) if self.unrecorded else None
+        computed = provenance.computed(self.unrecorded, key)
         if computed is None or depth > MAX_PROVENANCE_DEPTH:
             return None
         inputs, named = [], False
@@ -141,8 +141,9 @@ class PrintableGraph:
                 inputs.append(Node(op, (), attrs, tuple(t._shape), t._dtype))
                 continue
             shape, dtype = (t._shape, t._dtype) if t is not None else (None, None)
-            if t is None and input_key in self.unrecorded:
-                shape, dtype = self.unrecorded[input_key].shape, self.unrecorded[input_key].dtype
+            earlier = provenance.computed(self.unrecorded, input_key) if t is None else None
+            if earlier is not None:
+                shape, dtype = earlier.shape, earlier.dtype
             if shape is None:
                 return None             # an input that is gone, with nothing known of it
             node, names = self._unexplained(input_key, t, shape, dtype, depth + 1)
