@@ -51,6 +51,15 @@ def test_a_value_computed_before_the_tape_started_is_an_input_of_its_own():
     assert tape.latex(f, x, [(y, "y")]) == "c_{1}"
 
 
+def test_a_watched_value_prints_by_its_name_however_it_was_computed():
+    x = _column(3, seed=1)
+    with tf.GradientTape(persistent=True) as tape:
+        z = 2.0 * x                 # unrecorded (nothing watched yet), then watched
+        tape.watch(z)
+        f = tf.reduce_sum(z * z)
+    assert tape.latex(f, z, [(x, "x"), (z, "z")]) == "2 z"
+
+
 def test_provenance_keeps_no_array_alive_and_stays_bounded():
     with tf.GradientTape(persistent=True) as tape:
         y = tf.constant(np.ones(4))

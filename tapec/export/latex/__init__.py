@@ -19,7 +19,8 @@ Two printers share the naming and the output layout:
 * anything else is printed in matrix notation from a small expression tree (`matrix`)
   built from the IR (`to_matrix`): matrix products and scalar factors by juxtaposition,
   `^{T}`, Hadamard products `\\circ`, sums with `\\mathbf{1}`, `\\operatorname{diag}`.
-  Transposes are pushed down to the leaves, so `(x^T A)^T` prints as `A^{T} x`.
+  Transposes are pushed down to the leaves, so `(x^T A)^T` prints as `A^{T} x`; then
+  sums of diagonals are collected and elementwise fractions cancelled (`collect`).
 
 Subexpressions used more than once, and pieces of lines longer than `LINE_LIMIT`
 characters, become named definitions `t_{1}, t_{2}, ...` in an `aligned` block

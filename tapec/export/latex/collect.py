@@ -8,11 +8,11 @@ a whole sum or a whole elementwise expression:
   `X w` is built as one `X^T diag(.) X` per path of the reverse pass; collected, it is
   one `X^T diag(h) X`;
 * rational simplification: an elementwise cluster (sums, negations, Hadamard products,
-  fractions, integer powers and numeric multiples over arrays of one shape) is a
-  rational function of its atoms, the other expressions it holds, each read as one
-  symbol per printed form (`\\sigma\\left(X w\\right)` is one symbol wherever it
-  occurs). SymPy's `cancel`, and `factor` after it, are kept when they need fewer
-  operations: `(-y / (5 s) + (1 - y) / (5 (1 - s))) \\circ s \\circ (1 - s)` is
+  fractions, integer powers and numeric multiples over arrays of one shape) that
+  divides by its atoms is a rational function of them, the other expressions it holds,
+  each read as one symbol per printed form (`\\sigma\\left(X w\\right)` is one symbol
+  wherever it occurs). SymPy's `cancel`, and `factor` after it, are kept when they
+  need fewer operations: `(-y / (5 s) + (1 - y) / (5 (1 - s))) \\circ s \\circ (1 - s)` is
   `(s - y) / 5`.
 
 Both are identities of the values (a factor cancelled from a fraction, s / s, where it
@@ -30,6 +30,7 @@ from .matrix import (Call, Diag, Frac, Had, Neg, Num, Pow, Prod, Sum, frac, had,
 
 MAX_CLUSTER_OPS = 60        # larger elementwise clusters are left as they are ...
 MAX_CLUSTER_ATOMS = 12
+MAX_CLUSTER_NODES = 4 * MAX_CLUSTER_OPS
 SECONDS = 2.0               # ... and all clusters of one formula share this much time
 MAX_DEPTH = 200             # expressions deeper than this are left as they are below it
 
@@ -106,11 +107,11 @@ class _Collector:
         sp = _sympy()
         atoms, symbols = {}, {}
         try:
-            expr = self._sympy_of(rebuilt, atoms, symbols)
+            expr = self._sympy_of(rebuilt, atoms, symbols, [MAX_CLUSTER_NODES])
         except _TooLarge:
             return rebuilt
         left = self.deadline - time.monotonic()
-        if left <= 0 or not expr.free_symbols or sp.count_ops(expr) > MAX_CLUSTER_OPS:
+        if left <= 0 or not _has_fraction(expr) or sp.count_ops(expr) > MAX_CLUSTER_OPS:
             return rebuilt
         candidate = self.run(_rational_form, expr, left)
         if candidate is None or _size(candidate) >= _size(expr):
@@ -125,6 +126,8 @@ class _Collector:
         found = structural.get(id(e))
         if found is not None:
             return found[1]
+        if depth > MAX_DEPTH:
+            return e
         if _elementwise(e):
             kids = [self._atoms_rebuilt(c, depth + 1, structural) for c in _children(e)]
             result = _with_children(e, kids)
@@ -133,23 +136,27 @@ class _Collector:
         structural[id(e)] = (e, result)
         return result
 
-    def _sympy_of(self, e, atoms, symbols):
+    def _sympy_of(self, e, atoms, symbols, budget):
         """The SymPy form of cluster `e`; atoms become symbols a0, a1, ... (`atoms` maps
-        them back)."""
+        them back). `budget` ([nodes left]) bounds the work: _TooLarge past it."""
         sp = _sympy()
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise _TooLarge
         if isinstance(e, Num):
             return sp.sympify(e.value)
         if _elementwise(e):
+            def of(x):
+                return self._sympy_of(x, atoms, symbols, budget)
             if isinstance(e, Sum):
-                return sp.Add(*[s * self._sympy_of(t, atoms, symbols) for s, t in e.terms])
+                return sp.Add(*[s * of(t) for s, t in e.terms])
             if isinstance(e, Neg):
-                return -self._sympy_of(e.x, atoms, symbols)
+                return -of(e.x)
             if isinstance(e, (Had, Prod)):
-                return sp.Mul(*[self._sympy_of(f, atoms, symbols) for f in e.factors])
+                return sp.Mul(*[of(f) for f in e.factors])
             if isinstance(e, Frac):
-                return self._sympy_of(e.num, atoms, symbols) / \
-                    self._sympy_of(e.den, atoms, symbols)
-            return self._sympy_of(e.base, atoms, symbols) ** _exponent(e)
+                return of(e.num) / of(e.den)
+            return of(e.base) ** _exponent(e)
         key = self.text(e)
         symbol = symbols.get(key)
         if symbol is None:
@@ -161,11 +168,19 @@ class _Collector:
 
 
 class _TooLarge(Exception):
-    """A cluster with more atoms than MAX_CLUSTER_ATOMS."""
+    """A cluster with more nodes or atoms than simplification takes on."""
 
 
 class _Unprintable(Exception):
     """A SymPy form without a matrix expression here (a function SymPy introduced)."""
+
+
+def _has_fraction(expr):
+    """Whether `expr` divides by an expression of its atoms (what `cancel` may shorten;
+    polynomials in the atoms are left as the reverse pass built them)."""
+    sp = _sympy()
+    return any(isinstance(p, sp.Pow) and p.exp.is_negative and p.base.free_symbols
+               for p in sp.preorder_traversal(expr))
 
 
 def _rational_form(expr):

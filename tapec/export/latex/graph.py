@@ -4,10 +4,11 @@ A Variable read becomes the Variable, a value the tape computed becomes the reco
 expression that computed it (so no forward value is an unexplained symbol), and an input
 the tape never saw computed is recognized by provenance: its array is a named value's
 array, or a transposing view of it (inside a nested gradient, the transpose of an
-unwatched constant is computed unrecorded, and NumPy's transpose is such a view). An
-unnamed input holding one number in every element (the seed of an inner gradient, a
-broadcast constant) is structure, not data: it prints as that number, a `fill`; one that
-is an identity matrix prints as I.
+unwatched constant is computed unrecorded, and NumPy's transpose is such a view), or
+by the ops the tape saw compute it from values it does not watch (`ir.provenance`: `1 -
+y` for an unwatched `y`). An unnamed input holding one number in every element (the seed
+of an inner gradient, a broadcast constant) is structure, not data: it prints as that
+number, a `fill`; one that is an identity matrix prints as I.
 Leaves of the result are `placeholder` nodes whose `leaf` attribute is a tensor id.
 """
 from __future__ import annotations
@@ -102,8 +103,9 @@ class PrintableGraph:
             return self.leaf(key, r.shape, r.dtype)
         if r.inputs or is_structure(r):
             return None
-        tensor = self.tensors.get(key) if r.attrs.get("kind") == "input" else None
-        return self._unexplained(key, tensor, r.shape, r.dtype)[0]
+        if r.attrs.get("kind") != "input":          # watched: a source, by its name
+            return self.leaf(key, r.shape, r.dtype)
+        return self._unexplained(key, self.tensors.get(key), r.shape, r.dtype)[0]
 
     def _unexplained(self, key, tensor, shape, dtype, depth=0):
         """(node, whether it shows a named value) for an input the tape did not see
