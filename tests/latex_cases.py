@@ -89,15 +89,22 @@ def _attention():
     return tape, out, Q, [(Q, "Q"), (K, "K"), (V, "V")]
 
 
+def logistic(X, labels, w):
+    """(outer tape, loss, inner gradient) of the mean logistic loss of `w` on `X`,
+    `labels`: the outer tape records the loss and, op by op, its inner gradient."""
+    with tf.GradientTape(persistent=True) as outer:
+        with tf.GradientTape() as inner:
+            p = tf.sigmoid(X @ w)
+            loss = tf.reduce_mean(-(labels * tf.math.log(p) +
+                                    (1 - labels) * tf.math.log(1 - p)))
+        g = inner.gradient(loss, w)
+    return outer, loss, g
+
+
 def _logistic(hessian):
     w = tf.Variable(np.random.default_rng(5).normal(size=(3, 1)), name="w")
     names = [(X5, "X"), (LABELS, "y")]
-    with tf.GradientTape(persistent=True) as outer:
-        with tf.GradientTape() as inner:
-            p = tf.sigmoid(X5 @ w)
-            loss = tf.reduce_mean(-(LABELS * tf.math.log(p) +
-                                    (1 - LABELS) * tf.math.log(1 - p)))
-        g = inner.gradient(loss, w)
+    outer, loss, g = logistic(X5, LABELS, w)
     if hessian:
         return outer, g, w, names + [(g, "L")]
     return outer, loss, w, names + [(loss, "L")]

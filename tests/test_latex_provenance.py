@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 import tapec as tf
 from tapec.ir import provenance
 from helpers import katex, symbols
+from latex_cases import logistic
 from test_latex import assert_printed_formulas_compute
 
 
@@ -97,13 +98,7 @@ def _logistic(n, d, seed):
     X = tf.constant(rng.normal(size=(n, d)))
     labels = tf.constant(rng.uniform(size=(n, 1)))
     w = tf.Variable(rng.normal(size=(d, 1)), name="w")
-    with tf.GradientTape(persistent=True) as outer:
-        with tf.GradientTape() as inner:
-            p = tf.sigmoid(X @ w)
-            loss = tf.reduce_mean(-(labels * tf.math.log(p) +
-                                    (1 - labels) * tf.math.log(1 - p)))
-        g = inner.gradient(loss, w)
-    return outer, loss, g, w, [(X, "X"), (labels, "y")]
+    return (*logistic(X, labels, w), w, [(X, "X"), (labels, "y")])
 
 
 @settings(max_examples=6, deadline=None)
