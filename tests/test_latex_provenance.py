@@ -131,6 +131,21 @@ def test_the_printed_forms_parse_with_katex():
     katex.assert_parses(outer.latex(loss, w, names), outer.latex(g, w, names))
 
 
+def test_a_number_in_a_shared_product_leaves_the_fraction_it_divides(monkeypatch):
+    """c = y / 3, used twice, stays one product; where a fraction holds it, its number
+    joins the fraction's: 3 / y, not 1 / ((1/3) y)."""
+    x, y = _column(3), _column(3, seed=1)
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        c = y / 3.0
+        f = x / c + c / (1 + x)
+    tex = tape.latex(f, x, [(y, "y")])
+    assert tex == (r"\frac{\partial f}{\partial x} = \operatorname{diag}\left(\frac{3}{y} - "
+                   r"\frac{y}{3 \left(1 + x\right)^{\circ 2}}\right) \in \mathbb{R}^{3 \times 3}")
+    assert_printed_formulas_compute(monkeypatch, tape, f, x,
+                                    [tape.jacobian(f, x).numpy().reshape(3, 3)], [(y, "y")])
+
+
 def test_a_cluster_that_does_not_shorten_keeps_its_form():
     """sigma (1 - sigma) is already shortest: cancel's -s^2 + s is not taken."""
     x = _column(3)
@@ -160,3 +175,34 @@ def test_diagonals_are_collected_only_between_equal_factors(monkeypatch):
         assert_printed_formulas_compute(monkeypatch, tape, target, x,
                                         [tape.jacobian(target, x).numpy().reshape(3, 4)],
                                         names)
+
+
+_UNRECORDED = [lambda y: 1 - y, lambda y: y / 3.0, lambda y: y * y + 1.0]
+_TERMS = [lambda x, c: x / c, lambda x, c: c / (1 + x), lambda x, c: x * c,
+          lambda x, c: tf.exp(x) / c, lambda x, c: tf.sigmoid(x) * c * (1 - tf.sigmoid(x)),
+          lambda x, c: (x - c) / (x * c)]
+
+
+@settings(max_examples=12, deadline=None)
+@given(made=st.sampled_from(range(len(_UNRECORDED))),
+       terms=st.lists(st.sampled_from(range(len(_TERMS))), min_size=1, max_size=3),
+       summed=st.booleans())
+def test_printed_formulas_over_unrecorded_values_compute_tapecs_derivatives(made, terms,
+                                                                             summed):
+    """Whatever provenance expands, diagonals collect and fractions cancel, the printed
+    formula computes the gradient (or jacobian) tapec computes, from defined symbols."""
+    x, y = _column(3), _column(3, seed=1)
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        c = _UNRECORDED[made](y)
+        f = _TERMS[terms[0]](x, c)
+        for k in terms[1:]:
+            f = f + _TERMS[k](x, c)
+        target = tf.reduce_sum(f) if summed else f
+    expected = tape.gradient(target, x) if summed else tape.jacobian(target, x)
+    names = [(y, "y")]
+    symbols.assert_defined(tape.latex(target, x, names),
+                           symbols.inputs_of(tape, names, target, x))
+    with pytest.MonkeyPatch.context() as patch:
+        assert_printed_formulas_compute(patch, tape, target, x,
+                                        [expected.numpy().reshape(3, -1)], names)

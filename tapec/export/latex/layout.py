@@ -222,7 +222,36 @@ class Layout(Visitor):
         return r" \circ ".join(self.wrap(f, PROD + 1) for f in e.factors), HAD
 
     def _print_Frac(self, e):
-        return rf"\frac{{{self.tex(e.num)[0]}}}{{{self.tex(e.den)[0]}}}", ATOM
+        """num / den; a number leading a product above or below (one shared, so kept
+        whole by `frac`) joins one coefficient: \\frac{3}{y}, not \\frac{1}{\\frac{1}{3} y}."""
+        c, top = self._leading_number(e.num)
+        d, bottom = self._leading_number(e.den)
+        ratio = c / d
+        if top is None and bottom is None or not (ratio.is_Rational and ratio > 0):
+            return rf"\frac{{{self.tex(e.num)[0]}}}{{{self.tex(e.den)[0]}}}", ATOM
+        return rf"\frac{{{self._scaled(ratio.p, e.num, top)}}}" \
+            rf"{{{self._scaled(ratio.q, e.den, bottom)}}}", ATOM
+
+    def _leading_number(self, e):
+        """(c, the other factors) of a product c x ... printed inline whose first factor is
+        the rational number c; (1, None) for anything else."""
+        if isinstance(e, Prod) and id(e) not in self.defined and len(e.factors) > 1:
+            first = e.factors[0]
+            if isinstance(first, Num) and id(first) not in self.defined and \
+                    first.value.is_Rational:
+                return first.value, e.factors[1:]
+        return _sympy().Integer(1), None
+
+    def _scaled(self, k, e, factors):
+        """k times `e` (or its `factors`, when its number was taken out), as printed in a
+        fraction."""
+        if factors is None:
+            if k == 1:
+                return self.tex(e)[0]
+            if isinstance(e, Num) and e.value == 1:
+                return str(k)
+            factors = [e]
+        return " ".join(([] if k == 1 else [str(k)]) + [self.wrap(f, PROD) for f in factors])
 
     def _print_Pow(self, e):
         base = self.wrap(e.base, ATOM)
