@@ -5,7 +5,9 @@ A tape records an op only when it watches one of the op's inputs. `1 - y` for an
 unwatched `y`, or the constants an inner gradient computes from unwatched data
 (`(1 - y) / n`), run eagerly and reach the tape later as inputs it never saw computed.
 So that a printer can show such an input by what it is (`1 - y`, not an unexplained
-symbol), a recording tape notes those ops in a table keyed by tensor id:
+symbol), a recording tape that keeps its Tensors anyway (a persistent tape, or one
+recording beside another, as a Hessian's outer tape does) notes those ops in a table
+keyed by tensor id; a lone non-persistent tape, a training step's, notes nothing:
 
     note(table, op, inputs, ids, attrs, out)   # from the tape, when it does not record
     computed(table, t._id)                     # how t was computed (a `Computed`), or None
@@ -37,8 +39,8 @@ class Computed(NamedTuple):
 
 def note(table, op, inputs, ids, attrs, out) -> dict:
     """Add `out = op(*inputs)` to `table` (None: a new table), which is returned. A plain
-    tuple is stored (`computed` reads it): this runs for every op a recording tape does
-    not record."""
+    tuple is stored (`computed` reads it): this runs for every op that a tape keeping its
+    Tensors (persistent, or recording beside another) sees and does not record."""
     if table is None:
         table = {}
     elif len(table) >= LIMIT:
@@ -57,9 +59,9 @@ def computed(table, key) -> Computed | None:
     return None if entry is None else Computed._make(entry)
 
 
-def tensor_of(computed: Computed, k: int):
-    """Input `k` of `computed` as a Tensor, or None when it no longer exists."""
-    held = computed.inputs[k]
+def tensor_of(entry: Computed, k: int):
+    """Input `k` of `entry` as a Tensor, or None when it no longer exists."""
+    held = entry.inputs[k]
     return held() if isinstance(held, _ref) else held
 
 
