@@ -24,7 +24,7 @@ from .autodiff.arguments import (UnconnectedGradients, check_parallel_iterations
                                   check_targets, describe_sources, fill_unconnected, frozen,
                                   one_hot, unconnected, zeros)
 from .autodiff.output_gradients import ONES, seed_entries
-from .ir import graph, sites
+from .ir import graph, provenance, sites
 from .ir.recorded import Recorded
 from .ir.graph import Record, new_record
 from .ir.nodes import attrs_key
@@ -121,6 +121,7 @@ class GradientTape:
         # (tensor id, how, "file:line", an id allocated then): values that left the tape
         self._conversions = []
         self._started = _next_id() if self._recording else None
+        self._unrecorded = None     # ops run on unwatched values (ir/provenance.py), lazily
 
     def _note_pause(self, why):
         """Remember that recording stops now (`why`: 'stop_recording' or 'exit')."""
@@ -327,6 +328,9 @@ class GradientTape:
             return
         ids = tuple(map(_tensor_id, inputs))
         if self._live.isdisjoint(ids):
+            if self._keep:      # printable provenance, where tensors are kept anyway
+                self._unrecorded = provenance.note(self._unrecorded, op, inputs, ids, attrs,
+                                                   out)
             return
         self._add_op(op, inputs, ids, attrs, out)
 
@@ -397,6 +401,8 @@ class GradientTape:
             self._gaps = []
         if self._conversions:
             self._conversions = []
+        if self._unrecorded is not None:
+            self._unrecorded = None
 
     def gradient(self, target: Any, sources: Any, output_gradients: Any = None,
             unconnected_gradients: UnconnectedGradients | str = UnconnectedGradients.NONE) -> Any:

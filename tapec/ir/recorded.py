@@ -33,6 +33,8 @@ class Recorded:
     started = _view("_started", "An id allocated when recording first started (None: never).")
     conversions = _view("_conversions", "(tensor id, how, 'file:line', an id allocated then) "
                                         "of recorded values Python turned into plain data.")
+    unrecorded = _view("_unrecorded", "id -> provenance.Computed: ops run on values the tape "
+                                      "does not watch, while it recorded (None: none).")
     used = _view("_used", "Whether a non-persistent tape has been used (and released).")
     watches_accessed_variables = _view("_watch_accessed_variables",
                                        "Whether Variables read while recording are watched.")

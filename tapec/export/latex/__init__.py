@@ -19,7 +19,8 @@ Two printers share the naming and the output layout:
 * anything else is printed in matrix notation from a small expression tree (`matrix`)
   built from the IR (`to_matrix`): matrix products and scalar factors by juxtaposition,
   `^{T}`, Hadamard products `\\circ`, sums with `\\mathbf{1}`, `\\operatorname{diag}`.
-  Transposes are pushed down to the leaves, so `(x^T A)^T` prints as `A^{T} x`.
+  Transposes are pushed down to the leaves, so `(x^T A)^T` prints as `A^{T} x`; then
+  sums of diagonals are collected and elementwise fractions cancelled (`collect`).
 
 Subexpressions used more than once, and pieces of lines longer than `LINE_LIMIT`
 characters, become named definitions `t_{1}, t_{2}, ...` in an `aligned` block
@@ -34,6 +35,7 @@ import numpy as np
 from ... import engine, nest
 from ...ops.sympy_rules import sympy as _sympy
 from ...tensor import Tensor, Variable
+from .collect import collected
 from .graph import PrintableGraph, gradient_of, leaves_of
 from .index import NoIndexForm, index_form, indexed_name
 # The bounds on layout and simplification are re-exported, where callers have read them.
@@ -147,7 +149,8 @@ def _render(roots, sides, names):
         except (TypeError, ValueError, AttributeError, NotImplementedError):
             printed = None      # SymPy refused an expression: matrix notation prints it
     if printed is None and flat:
-        exprs = MatrixConverter(names).roots([roots[k] for k in flat])
+        exprs = collected(MatrixConverter(names).roots([roots[k] for k in flat]), names,
+                          _bounded)
         indexed |= {k for k, e in zip(flat, exprs) if has_tensor(e)}
         exprs = [e for k, e in zip(flat, exprs) if k not in indexed]
         flat = [k for k in flat if k not in indexed]

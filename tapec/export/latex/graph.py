@@ -4,10 +4,11 @@ A Variable read becomes the Variable, a value the tape computed becomes the reco
 expression that computed it (so no forward value is an unexplained symbol), and an input
 the tape never saw computed is recognized by provenance: its array is a named value's
 array, or a transposing view of it (inside a nested gradient, the transpose of an
-unwatched constant is computed unrecorded, and NumPy's transpose is such a view). An
-unnamed input holding one number in every element (the seed of an inner gradient, a
-broadcast constant) is structure, not data: it prints as that number, a `fill`; one that
-is an identity matrix prints as I.
+unwatched constant is computed unrecorded, and NumPy's transpose is such a view), or
+by the ops the tape saw compute it from values it does not watch (`ir.provenance`: `1 -
+y` for an unwatched `y`). An unnamed input holding one number in every element (the seed
+of an inner gradient, a broadcast constant) is structure, not data: it prints as that
+number, a `fill`; one that is an identity matrix prints as I.
 Leaves of the result are `placeholder` nodes whose `leaf` attribute is a tensor id.
 """
 from __future__ import annotations
@@ -16,9 +17,14 @@ import numpy as np
 
 from ... import engine
 from ...ir.lower import is_structure, lower
+from ...ir import provenance
 from ...ir.nodes import Node, topological_order
-from ...ops.shape import EYE, FILL, PLACEHOLDER, READ_VARIABLE, TRANSPOSE
+from ...ops.registry import literal_record
+from ...ops.shape import CONSTANT, EYE, FILL, PLACEHOLDER, READ_VARIABLE, TRANSPOSE
 from .names import key_of
+
+
+MAX_PROVENANCE_DEPTH = 64     # ops followed back through an unrecorded computation
 
 
 def leaf_node(key, shape, dtype):
@@ -47,7 +53,8 @@ class PrintableGraph:
     def __init__(self, tape, leaves, user, known):
         self.records, self.leaves, self.user = tape.recorded.graph, leaves, user
         self.variables, self.tensors, self.known = tape.recorded.variables, tape.recorded.tensors, known
-        self._nodes, self._ids, self._leaf = {}, {}, {}
+        self.unrecorded = tape.recorded.unrecorded
+        self._nodes, self._ids, self._leaf, self._provenance = {}, {}, {}, {}
 
     def node(self, root):
         """The printable copy of IR node `root` (built inputs first, without recursion:
@@ -96,40 +103,80 @@ class PrintableGraph:
             return self.leaf(key, r.shape, r.dtype)
         if r.inputs or is_structure(r):
             return None
-        return self._alias(key, r) or self._uniform(key, r) or self.leaf(key, r.shape, r.dtype)
+        if r.attrs.get("kind") != "input":          # watched: a source, by its name
+            return self.leaf(key, r.shape, r.dtype)
+        return self._unexplained(key, self.tensors.get(key), r.shape, r.dtype)[0]
 
-    def _uniform(self, key, r):
-        """A fill of the one number every element of the unnamed input `key` holds, or
-        the identity matrix when it is one."""
-        tensor = self.tensors.get(key)
-        if r.attrs.get("kind") != "input" or tensor is None or tensor._value is None:
-            return None
-        value = np.asarray(tensor._value)
-        if value.size == 0 or value.dtype.kind not in "biuf":
-            return None
-        if value.ndim == 2 and value.shape[0] == value.shape[1] > 1 and \
-                np.array_equal(value, np.eye(len(value))):
-            return Node(EYE, (), {"n": len(value), "m": len(value), "dtype": value.dtype.str},
-                        tuple(value.shape), r.dtype)
-        first = value.reshape(-1)[0]
-        if not np.isfinite(first) or not np.all(value == first):
-            return None
-        return Node(FILL, (), {"value": first.item(), "shape": tuple(value.shape),
-                               "dtype": value.dtype.str}, tuple(value.shape), r.dtype)
+    def _unexplained(self, key, tensor, shape, dtype, depth=0):
+        """(node, whether it shows a named value) for an input the tape did not see
+        computed: a named value, or a transposing view of one; the expression that
+        computed it while the tape recorded (`ir.provenance`), when that reaches a named
+        value; a uniform array (structure: its number, or I); that expression anyway;
+        else a leaf of its own. `tensor` is None when it is gone."""
+        if key in self.user or key in self.variables:
+            return self.leaf(key, shape, dtype), True
+        alias = self._alias(key, tensor) if tensor is not None else None
+        if alias is not None:
+            return alias, True
+        computed = self._computed(key, depth)
+        if computed is not None and computed[1]:
+            return computed
+        uniform = self._uniform(tensor) if tensor is not None else None
+        if uniform is not None:
+            return uniform, False
+        return computed or (self.leaf(key, shape, dtype), False)
 
-    def _alias(self, key, r):
+    def _computed(self, key, depth):
+        """(node, names something) of how the unrecorded value `key` was computed, from
+        the ops the tape saw run on values it does not watch; None if it did not see it."""
+        found = self._provenance.get(key)
+        if found is not None:
+            return found
+        computed = provenance.computed(self.unrecorded, key)
+        if computed is None or depth > MAX_PROVENANCE_DEPTH:
+            return None
+        inputs, named = [], False
+        for k, input_key in enumerate(computed.ids):
+            t = provenance.tensor_of(computed, k)
+            if t is not None and t._literal:
+                op, attrs = literal_record(t)
+                inputs.append(Node(op, (), attrs, tuple(t._shape), t._dtype))
+                continue
+            shape, dtype = (t._shape, t._dtype) if t is not None else (None, None)
+            earlier = provenance.computed(self.unrecorded, input_key) if t is None else None
+            if earlier is not None:
+                shape, dtype = earlier.shape, earlier.dtype
+            if shape is None:
+                return None             # an input that is gone, with nothing known of it
+            node, names = self._unexplained(input_key, t, shape, dtype, depth + 1)
+            inputs.append(node)
+            named = named or names
+        node = Node(computed.op, tuple(inputs), computed.attrs, tuple(computed.shape),
+                    computed.dtype)
+        if all(i.op in (CONSTANT, FILL) for i in inputs):
+            node = _folded(node) or node        # numbers only: the number it is
+        found = self._provenance[key] = (node, named)
+        return found
+
+    @staticmethod
+    def _uniform(tensor):
+        """A fill of the one number every element of an unnamed input holds, or the
+        identity matrix when it is one."""
+        return None if tensor._value is None else \
+            _uniform_node(np.asarray(tensor._value), tensor._dtype)
+
+    def _alias(self, key, tensor):
         """The named value the unexplained input `key` is, or is the transpose of."""
-        tensor = self.tensors.get(key)
-        if r.attrs.get("kind") != "input" or tensor is None or tensor._value is None:
-            return None
         value = tensor._value
+        if value is None:
+            return None
         for other, known in self.known.items():
             if other != key and _same_array(value, known):
-                return self.leaf(other, value.shape, r.dtype)
+                return self.leaf(other, value.shape, tensor._dtype)
         for other, known in self.known.items():
             if other != key and _transposed_view(value, known):
-                return Node(TRANSPOSE, (self.leaf(other, known.shape, r.dtype),),
-                            {"perm": (1, 0)}, tuple(value.shape), r.dtype)
+                return Node(TRANSPOSE, (self.leaf(other, known.shape, tensor._dtype),),
+                            {"perm": (1, 0)}, tuple(value.shape), tensor._dtype)
         return None
 
     def leaf(self, key, shape, dtype):
@@ -138,6 +185,34 @@ class PrintableGraph:
         if found is None:
             found = self._leaf[key] = leaf_node(key, shape, dtype)
         return found
+
+
+def _folded(node):
+    """The number an op on numbers (constants and fills) computes, as a fill, when every
+    element is the same finite number (`fill(1) * -0.2` is -0.2); else None."""
+    values = [np.broadcast_to(np.asarray(i.attrs["value"], dtype=i.dtype), i.shape)
+              for i in node.inputs]
+    try:
+        value = np.asarray(node.op.impl(*values, **node.attrs))
+    except Exception:       # noqa: BLE001  (an op that cannot run here keeps its form)
+        return None
+    return _uniform_node(value, node.dtype) if value.shape == node.shape else None
+
+
+def _uniform_node(value, dtype):
+    """A fill of the one number every element of `value` holds, the identity matrix when
+    it is one, else None."""
+    if value.size == 0 or value.dtype.kind not in "biuf":
+        return None
+    if value.ndim == 2 and value.shape[0] == value.shape[1] > 1 and \
+            np.array_equal(value, np.eye(len(value))):
+        return Node(EYE, (), {"n": len(value), "m": len(value), "dtype": value.dtype.str},
+                    tuple(value.shape), dtype)
+    first = value.reshape(-1)[0]
+    if not np.isfinite(first) or not np.all(value == first):
+        return None
+    return Node(FILL, (), {"value": first.item(), "shape": tuple(value.shape),
+                           "dtype": value.dtype.str}, tuple(value.shape), dtype)
 
 
 def _memory(a):

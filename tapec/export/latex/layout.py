@@ -13,7 +13,7 @@ import re
 
 from ...ops.sympy_rules import sympy as _sympy
 from .dispatch import Visitor
-from .matrix import Call, Expr, Frac, Num, Sym, is_scalar, trivial
+from .matrix import Call, Expr, Frac, Num, Prod, Sym, is_scalar, trivial
 from .names import temporary_names
 from .width import rendered_width
 
@@ -22,6 +22,14 @@ MIN_DEFINITION = 6         # a shared subexpression narrower than this stays inl
 MAX_DEFINITIONS = 60       # bounds the line-breaking loop on huge graphs
 
 SUM, HAD, PROD, POST, ATOM = 10, 30, 40, 90, 100
+
+
+def _chain(e):
+    """Whether `e` is a matrix product of three or more arrays, such as the upstream
+    gradient `\\mathbf{1} \\mathbf{1}^{T} V^{T}` of a sum: used twice, a reader names
+    it (G) however narrow it prints."""
+    return isinstance(e, Prod) and e.layout[0] == "m" and \
+        sum(1 for f in e.factors if not is_scalar(f)) >= 3
 
 
 class Layout(Visitor):
@@ -90,7 +98,8 @@ class Layout(Visitor):
         for e in self._post_order(roots):
             if e.shared and counts.get(id(e), 0) > 1:
                 self._warm([e])
-                if rendered_width(self.tex(e, top=True)[0]) >= MIN_DEFINITION:
+                if rendered_width(self.tex(e, top=True)[0]) >= MIN_DEFINITION or \
+                        _chain(e):
                     self._define(e)
 
     def _break_long_lines(self, roots):
@@ -125,6 +134,11 @@ class Layout(Visitor):
         return order
 
     # --- printing ------------------------------------------------------------------------------
+    def text(self, e):
+        """The LaTeX of `e` on its own, printed bottom-up."""
+        self._warm([e])
+        return self.tex(e, top=True)[0]
+
     def wrap(self, e, precedence):
         """LaTeX of `e`, in parentheses unless it binds at least as tightly as `precedence`."""
         text, own = self.tex(e)
@@ -208,7 +222,36 @@ class Layout(Visitor):
         return r" \circ ".join(self.wrap(f, PROD + 1) for f in e.factors), HAD
 
     def _print_Frac(self, e):
-        return rf"\frac{{{self.tex(e.num)[0]}}}{{{self.tex(e.den)[0]}}}", ATOM
+        """num / den; a number leading a product above or below (one shared, so kept
+        whole by `frac`) joins one coefficient: \\frac{3}{y}, not \\frac{1}{\\frac{1}{3} y}."""
+        c, top = self._leading_number(e.num)
+        d, bottom = self._leading_number(e.den)
+        ratio = c / d
+        if top is None and bottom is None or not (ratio.is_Rational and ratio > 0):
+            return rf"\frac{{{self.tex(e.num)[0]}}}{{{self.tex(e.den)[0]}}}", ATOM
+        return rf"\frac{{{self._scaled(ratio.p, e.num, top)}}}" \
+            rf"{{{self._scaled(ratio.q, e.den, bottom)}}}", ATOM
+
+    def _leading_number(self, e):
+        """(c, the other factors) of a product c x ... printed inline whose first factor is
+        the rational number c; (1, None) for anything else."""
+        if isinstance(e, Prod) and id(e) not in self.defined and len(e.factors) > 1:
+            first = e.factors[0]
+            if isinstance(first, Num) and id(first) not in self.defined and \
+                    first.value.is_Rational:
+                return first.value, e.factors[1:]
+        return _sympy().Integer(1), None
+
+    def _scaled(self, k, e, factors):
+        """k times `e` (or its `factors`, when its number was taken out), as printed in a
+        fraction."""
+        if factors is None:
+            if k == 1:
+                return self.tex(e)[0]
+            if isinstance(e, Num) and e.value == 1:
+                return str(k)
+            factors = [e]
+        return " ".join(([] if k == 1 else [str(k)]) + [self.wrap(f, PROD) for f in factors])
 
     def _print_Pow(self, e):
         base = self.wrap(e.base, ATOM)
