@@ -29,6 +29,9 @@ class Case:
     # decorated step; the loop itself stays Python). Same args as `tapec`.
     tf_idiom: Callable[[Callable], Callable[..., object]] | None = None
     tapec_only: bool = False        # other systems do not run it (n/a)
+    # Whether `tapec` is a TensorFlow body that tf.function and the functional forms can
+    # run too (False: the call of something else, an exported module: those are n/a)
+    tf_body: bool = True
     fresh_process: bool = False     # time the first call in a new process (W11)
     count_compiles: bool = False    # tapec columns also count compiles from a cold cache
 

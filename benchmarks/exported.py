@@ -85,7 +85,7 @@ def _logistic_case(n, xp, namespace) -> Case:
     return Case(label, "W12", f"exported gradient of the mean logistic loss, X {n}x"
                 f"{FEATURES}, {namespace} arrays, per call", "float64", by_hand,
                 lambda: grad()(w, X, y), (), data, {"namespace": namespace, "rows": n},
-                tapec_only=True)
+                tapec_only=True, tf_body=False)
 
 
 def _mlp_case(n) -> Case:
@@ -113,7 +113,7 @@ def _mlp_case(n) -> Case:
     return Case("W12 mlp", "W12", f"exported gradient of a {n_in}-{n_hidden}-{n_out} tanh "
                 f"MLP's mean squared error w.r.t. its weights, batch {n}, numpy arrays, "
                 "per call", "float64", by_hand, lambda: list(grad()(*args)), (), data,
-                {"namespace": "numpy", "rows": n}, tapec_only=True)
+                {"namespace": "numpy", "rows": n}, tapec_only=True, tf_body=False)
 
 
 def _exported(name, f, specs, argnums=0):

@@ -93,6 +93,9 @@ class TapecFunction(TapecTape):
         self.tapec = tapec
         return tapec.__version__
 
+    def runs(self, case) -> bool:
+        return case.tf_body
+
     def build(self, case):
         fn = case.functional or self.tapec.function(case.tapec)
         self.functions = getattr(fn, "functions", [fn] if isinstance(

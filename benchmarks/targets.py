@@ -173,19 +173,24 @@ def throughput_section(results: Results) -> list:
              ("Recorded ops over the seconds of the first call after `tapec.clear_cache()` "
               "(record, differentiate, simplify, generate and compile, run): the W8 loop, 4 "
               f"ops per iteration. Target: ≥ {OPS_PER_SECOND:,} ops/s at 48,000 ops "
-              "(N = 12,000, measured on tapec only), both idioms."), "",
+              "(N = 12,000, measured on tapec only) for the better idiom, and at least half "
+              "that for the worse (the Targets table's rule); the last two columns say "
+              "whether each idiom reaches the full rate on its own."), "",
              "| case | ops | tape | tape ops/s | tf.function (TF body) | tf.function ops/s "
-             f"| ≥ {OPS_PER_SECOND:,} |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | :---: |"]
+             f"| better ≥ {OPS_PER_SECOND:,}, worse ≥ {OPS_PER_SECOND // 2:,} "
+             f"| tape ≥ {OPS_PER_SECOND:,} | tf.function ≥ {OPS_PER_SECOND:,} |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | :---: | :---: | :---: |"]
     for row in rows:
         tf_cell = row.others.get(IDIOM)
         rates = [ops_per_second(row, row.tapec), ops_per_second(row, tf_cell)]
         known = [r for r in rates if r is not None]
-        verdict = "—" if not known else _yes(min(known) >= OPS_PER_SECOND)
+        verdict = "—" if not known else _yes(max(known) >= OPS_PER_SECOND and
+                                             min(known) >= OPS_PER_SECOND / 2)
+        each = " | ".join("—" if r is None else _yes(r >= OPS_PER_SECOND) for r in rates)
         lines.append(f"| {row.id} | {row.params['ops']:,} | {row.tapec.seconds_text()} | "
                      f"{_rate(rates[0])} | "
                      f"{tf_cell.seconds_text() if tf_cell else '—'} | {_rate(rates[1])} | "
-                     f"{verdict} |")
+                     f"{verdict} | {each} |")
     return lines
 
 

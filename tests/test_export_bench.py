@@ -17,6 +17,16 @@ def test_w12_cases_match_their_hand_written_gradients():
         check(case.tapec(*case.tapec_args), case.numpy(), case.rtol, case.id)
 
 
+def test_w12_has_no_tf_idiom_or_functional_column():
+    """Its tapec step calls a module, not a TF body: under tf.function it would trace
+    the NumPy call into a constant."""
+    from benchmarks.systems import TapecFunction, TapecTFIdiom
+    (w12,) = [c for c in build_cases(0.05, ["W12"]) if c.id == "W12 mlp"]
+    (w2,) = build_cases(0.05, ["W2"])
+    for system in (TapecFunction(), TapecTFIdiom()):
+        assert not system.runs(w12) and system.runs(w2)
+
+
 def test_the_numpy_rows_call_a_module_on_its_fast_path(monkeypatch):
     (case,) = [c for c in build_cases(1.0, ["W12"]) if c.id == "W12 logistic"]
     (exporter,) = [c.cell_contents for c in case.tapec.__closure__
