@@ -327,10 +327,8 @@ class GradientTape:
         if not self._recording:
             return
         ids = tuple(map(_tensor_id, inputs))
-        if self._live.isdisjoint(ids):
-            if self._keep:      # printable provenance, where tensors are kept anyway
-                self._unrecorded = provenance.note(self._unrecorded, op, inputs, ids, attrs,
-                                                   out)
+        if self._live.isdisjoint(ids):      # printable provenance (ir/provenance.py)
+            self._unrecorded = provenance.note(self._unrecorded, op, inputs, ids, attrs, out)
             return
         self._add_op(op, inputs, ids, attrs, out)
 

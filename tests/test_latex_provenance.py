@@ -81,16 +81,17 @@ def test_provenance_keeps_no_array_alive_and_stays_bounded():
     assert len(tape.recorded.unrecorded) <= provenance.LIMIT
 
 
-def test_a_lone_non_persistent_tape_notes_nothing():
-    """A training step's tape (not persistent, not beside another) pays nothing for
-    provenance: it keeps no Tensors, and prints such a value as an input of its own."""
+def test_a_lone_non_persistent_tape_notes_too():
+    """A training step's tape (not persistent, not beside another) notes what it saw
+    computed as well; a value computed before it started recording stays an input."""
     x, y = _column(3), _column(3, seed=1)
+    before = 1 - y
     with tf.GradientTape() as tape:
         tape.watch(x)
-        f = tf.reduce_sum(x * (1 - y))
-    assert tape.recorded.unrecorded is None
-    assert tape.latex(f, x, [(y, "y")]) == "c_{1}"
-    np.testing.assert_allclose(tape.gradient(f, x).numpy(), 1 - y.numpy())
+        f = tf.reduce_sum(x * (1 - y)) + tf.reduce_sum(x * before)
+    assert tape.recorded.unrecorded is not None
+    assert tape.latex(f, x, [(y, "y")]) == "c_{1} + 1 - y"
+    np.testing.assert_allclose(tape.gradient(f, x).numpy(), 2 * (1 - y.numpy()))
 
 
 def _logistic(n, d, seed):

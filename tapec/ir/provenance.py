@@ -5,9 +5,8 @@ A tape records an op only when it watches one of the op's inputs. `1 - y` for an
 unwatched `y`, or the constants an inner gradient computes from unwatched data
 (`(1 - y) / n`), run eagerly and reach the tape later as inputs it never saw computed.
 So that a printer can show such an input by what it is (`1 - y`, not an unexplained
-symbol), a recording tape that keeps its Tensors anyway (a persistent tape, or one
-recording beside another, as a Hessian's outer tape does) notes those ops in a table
-keyed by tensor id; a lone non-persistent tape, a training step's, notes nothing:
+symbol), a recording tape notes those ops in a table keyed by tensor id (about 0.5 µs
+an op, paid only by ops it does not record):
 
     note(table, op, inputs, ids, attrs, out)   # from the tape, when it does not record
     computed(table, t._id)                     # how t was computed (a `Computed`), or None
