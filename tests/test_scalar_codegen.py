@@ -288,14 +288,12 @@ def test_loop_gradient_bit_identical_over_random_inputs(fresh_cache):
         assert bits(g) == bits(slow(*args)[0]) == bits(fast(*args)[0]), value
 
 
-@needs_libm
-@pytest.mark.parametrize("seed", range(25))
-def test_random_programs_bit_identical(seed, fresh_cache):
-    rng = np.random.default_rng(seed)
-    unary = [tf.sin, tf.cos, tf.square, tf.negative, tf.abs, tf.tanh, tf.nn.relu, tf.sign,
-             lambda t: tf.sqrt(tf.abs(t) + 0.5), tf.exp]
-    binary = [tf.add, tf.subtract, tf.multiply, tf.divide, tf.maximum, tf.minimum,
-              lambda a, b: tf.where(tf.greater(a, b), a * b, a - b)]
+BINARY = [tf.add, tf.subtract, tf.multiply, tf.divide, tf.maximum, tf.minimum,
+          lambda a, b: tf.where(tf.greater(a, b), a * b, a - b)]
+
+
+def random_program(rng, unary, binary=BINARY):
+    """A program of 8 random steps of `unary` and `binary` ops, clipped to stay finite."""
     plan = [(rng.integers(2), rng.integers(len(unary)), rng.integers(len(binary)),
              float(rng.uniform(-2, 2))) for _ in range(8)]
 
@@ -303,12 +301,19 @@ def test_random_programs_bit_identical(seed, fresh_cache):
         values = [x, x * 0.5 + 0.25]
         for use_binary, u, b, c in plan:
             a = values[-1]
-            if use_binary:
-                values.append(binary[b](a, values[-2] + c))
-            else:
-                values.append(unary[u](a))
-            values[-1] = tf.minimum(tf.maximum(values[-1], -50.0), 50.0)  # stay finite
+            values.append(binary[b](a, values[-2] + c) if use_binary else unary[u](a))
+            values[-1] = tf.minimum(tf.maximum(values[-1], -50.0), 50.0)
         return values[-1] + values[-3] * values[-2]
+    return program
+
+
+@needs_libm
+@pytest.mark.parametrize("seed", range(25))
+def test_random_programs_bit_identical(seed, fresh_cache):
+    rng = np.random.default_rng(seed)
+    program = random_program(rng, [tf.sin, tf.cos, tf.square, tf.negative, tf.abs, tf.tanh,
+                                   tf.nn.relu, tf.sign, lambda t: tf.sqrt(tf.abs(t) + 0.5),
+                                   tf.exp])
 
     floats_ran = 0
     for value in rng.uniform(-3, 3, 15):
@@ -474,20 +479,9 @@ def _on_arrays(g):
 @pytest.mark.parametrize("seed", range(12))
 def test_float32_scalar_programs_run_on_numpy_scalars_bit_identically(seed, fresh_cache):
     rng = np.random.default_rng(100 + seed)
-    unary = [tf.sin, tf.cos, tf.square, tf.negative, tf.abs, tf.tanh, tf.nn.relu, tf.exp,
-             lambda t: tf.sqrt(tf.abs(t) + 0.5), tf.sigmoid]
-    binary = [tf.add, tf.subtract, tf.multiply, tf.divide, tf.maximum, tf.minimum,
-              lambda a, b: tf.where(tf.greater(a, b), a * b, a - b)]
-    plan = [(rng.integers(2), rng.integers(len(unary)), rng.integers(len(binary)),
-             float(rng.uniform(-2, 2))) for _ in range(8)]
-
-    def program(x):
-        values = [x, x * 0.5 + 0.25]
-        for use_binary, u, b, c in plan:
-            a = values[-1]
-            values.append(binary[b](a, values[-2] + c) if use_binary else unary[u](a))
-            values[-1] = tf.minimum(tf.maximum(values[-1], -50.0), 50.0)
-        return values[-1] + values[-3] * values[-2]
+    program = random_program(rng, [tf.sin, tf.cos, tf.square, tf.negative, tf.abs, tf.tanh,
+                                   tf.nn.relu, tf.exp, lambda t: tf.sqrt(tf.abs(t) + 0.5),
+                                   tf.sigmoid])
 
     for value in rng.uniform(-3, 3, 10):
         with np.errstate(all="ignore"):
