@@ -172,12 +172,16 @@ class Function:
             if result is not GUARD_DIFFERS:
                 self._recent.append(False)
                 return result
-        program = self._trace(call)
-        programs = self._traces.setdefault(signature, [])
-        programs.append(program)
-        del programs[:-_TRACES_PER_SIGNATURE]
-        self._note_trace()
-        result = _run(program, call, interpreted)
+        # One window without the collector for the trace and its first run (which
+        # compiles): between the two, it would walk the traced program, alive
+        # throughout, once per generation it is promoted through.
+        with no_collections():
+            program = self._trace(call)
+            programs = self._traces.setdefault(signature, [])
+            programs.append(program)
+            del programs[:-_TRACES_PER_SIGNATURE]
+            self._note_trace()
+            result = _run(program, call, interpreted)
         if self._none_dims and not interpreted and result is not GUARD_DIFFERS and \
                 signature[0] not in self._generic:
             self._generic[signature[0]] = self._generalized(call, program) or False
