@@ -76,9 +76,8 @@ def gradient_of_one(tape, g, values, target: Tensor, source) -> list | None:
     is made only on a miss). `g` and `values` are the tape's recording and the values
     it holds (`Recorded.graph`, `.values`), which the tape passes: no view is made on
     the step's hot path. None when another tape records (use `gradient`)."""
-    for other in context._state.tapes:          # _another_tape_records, inlined
-        if other._recording and other._live:
-            return None
+    if _another_tape_records(tape):
+        return None
     position = g.position
     source_id = source._id if type(source) is Tensor else source._handle_id
     # The key `_recording_key` makes for the same request (one target, one source, seed
@@ -159,18 +158,24 @@ def _pruned(tape, request):
 def _compiled(g, pruned, request, differentiable, final=False) -> Compiled:
     """The compiled derivative from the cache, built on a miss (provisional, unfused, if
     SymPy is not imported yet); `final` builds the fused version in its place."""
-    key = (CODEGEN_VERSION, request.mode, config.simplify_setting(),
-           graph.structural_key(g, pruned),
-           tuple(pruned.index.get(s, -1) if ok else -2
-                 for s, ok in zip(request.source_ids, differentiable)),
-           tuple(pruned.index.get(t._id, -1) for t in request.targets),
-           tuple(None if s is None else (s._shape, s._dtype.str) for s in request.seeds))
+    key = _structure_key(g, pruned, request, differentiable)
     if final:
         entry = _build(g, pruned, request, differentiable, defer_fusion=False)
         CACHE.replace(key, entry)
         return entry
     return CACHE.get_or_build(key, lambda: _build(g, pruned, request, differentiable,
                                                   defer_fusion=True))
+
+
+def _structure_key(g, pruned, request, differentiable) -> tuple:
+    """The key of a derivative program by the structure it is built from: the pruned
+    graph, which sources, targets and seeds it has, and the options; never values."""
+    return (CODEGEN_VERSION, request.mode, config.simplify_setting(),
+            graph.structural_key(g, pruned),
+            tuple(pruned.index.get(s, -1) if ok else -2
+                  for s, ok in zip(request.source_ids, differentiable)),
+            tuple(pruned.index.get(t._id, -1) for t in request.targets),
+            tuple(None if s is None else (s._shape, s._dtype.str) for s in request.seeds))
 
 
 def _gradient_by_structure(tape, request) -> list:
@@ -419,11 +424,7 @@ def _interpreted_program(g, pruned, request, differentiable):
     step that takes a gradient inside an enclosing tape (a Hessian by nested tapes) runs
     the same program every time, and builds it once. Every value it reads, fed literals
     included, is a fed leaf, so the key holds no values, as a compiled program's."""
-    key = ("interpret", CODEGEN_VERSION, request.mode, graph.structural_key(g, pruned),
-           tuple(pruned.index.get(s, -1) if ok else -2
-                 for s, ok in zip(request.source_ids, differentiable)),
-           tuple(pruned.index.get(t._id, -1) for t in request.targets),
-           tuple(None if s is None else (s._shape, s._dtype.str) for s in request.seeds))
+    key = ("interpret",) + _structure_key(g, pruned, request, differentiable)
     program = CACHE.find_program(key)
     if program is None:
         outputs, feeds, _, _ = _symbolic_graph(g, pruned, request, differentiable)

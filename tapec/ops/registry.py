@@ -252,12 +252,8 @@ def apply(op: Op, *operands, **attrs):
                              f"declared {shape}")
     value.setflags(write=False)
     out = Tensor._new(value, shape, dtype, None)
-    tapes = state.tapes
-    if tapes:                   # record(), inlined: every eager op of a tape step is here
-        differentiable = op.differentiable and dtype.kind in "fc"
-        for tape in tapes:
-            if differentiable or tape._records_everything:
-                tape._on_op(op, tensors, attrs, out)
+    if state.tapes:
+        record(op, tensors, attrs, out)
     return out
 
 
