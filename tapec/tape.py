@@ -381,7 +381,7 @@ class GradientTape:
 
     def _end_use(self):
         if not self._persistent:
-            self._released_variables = self.watched_variables() if self._variables else ()
+            self._released_variables = self.watched_variables()
             self._used = True
             self._release()
 
@@ -389,7 +389,7 @@ class GradientTape:
         """Drop what a used non-persistent tape holds (empty containers stay: a step
         releases a tape every call). Its recording becomes the shared empty one: entering
         the tape again starts a new one (`_clear`), as does `watch` outside a with block."""
-        self._graph, self._gap = _RELEASED, None
+        self._graph, self._gap, self._unrecorded = _RELEASED, None, None
         self._tensors, self._values, self._live = {}, {}, set()
         if self._variables:
             self._variables = {}
@@ -399,8 +399,6 @@ class GradientTape:
             self._gaps = []
         if self._conversions:
             self._conversions = []
-        if self._unrecorded is not None:
-            self._unrecorded = None
 
     def gradient(self, target: Any, sources: Any, output_gradients: Any = None,
             unconnected_gradients: UnconnectedGradients | str = UnconnectedGradients.NONE) -> Any:
