@@ -59,9 +59,7 @@ class CompileCache:
                 self._building.pop(key, None)
                 self.misses += 1
                 self.disk_hits += loaded
-                self._entries[key] = entry
-                while len(self._entries) > self.maxsize:
-                    self._entries.popitem(last=False)
+                self._store(self._entries, key, entry)
             log.debug("compile cache miss%s: %s", " (loaded from disk)" if loaded else "",
                       getattr(entry, "title", ""))
             return entry
@@ -70,10 +68,7 @@ class CompileCache:
         """Store `entry` under `key` in place of what is there (a provisional entry's
         final version), on disk too; not counted as a miss."""
         with self._lock:
-            self._entries[key] = entry
-            self._entries.move_to_end(key)
-            while len(self._entries) > self.maxsize:
-                self._entries.popitem(last=False)
+            self._store(self._entries, key, entry)
         disk_cache.save(key, entry)
 
     def find_alias(self, key):
@@ -99,9 +94,15 @@ class CompileCache:
         """Remember a second, cheaper-to-compute key for an entry. Aliases are bounded by
         the same size and do not count as entries."""
         with self._lock:
-            self._aliases[key] = entry
-            while len(self._aliases) > self.maxsize:
-                self._aliases.popitem(last=False)
+            self._store(self._aliases, key, entry)
+
+    def _store(self, table, key, value):
+        """`table[key] = value`, most recent, the least recent dropped beyond `maxsize`
+        (lock held)."""
+        table[key] = value
+        table.move_to_end(key)
+        while len(table) > self.maxsize:
+            table.popitem(last=False)
 
     def info(self) -> CacheInfo:
         with self._lock:
@@ -119,9 +120,7 @@ class CompileCache:
 
     def put_program(self, key, program):
         with self._lock:
-            self._programs[key] = program
-            while len(self._programs) > self.maxsize:
-                self._programs.popitem(last=False)
+            self._store(self._programs, key, program)
         return program
 
     def clear(self):
